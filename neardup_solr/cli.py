@@ -1,0 +1,330 @@
+"""The ``neardup`` command line.
+
+Exit codes: 0 done; 1 other failure; 2 wrong usage; 3 Solr unreachable;
+4 unusable input (or a bad line under ``--strict``); 5 Solr answered with an
+error; 6 done, but bad input lines were skipped; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from . import server
+from .candidates import MINHASH, SHINGLES, TOP_CANDIDATES, near_duplicates
+from .datasets import fetch_restaurants, guide_records
+from .documents import DEFAULT_SIGNATURES
+from .errors import NeardupError
+from .evaluate import read_gold, score
+from .indexer import BATCH_SIZE, index_records
+from .pairs import atomic_output, read_pairs, write_pairs
+from .records import RecordReader
+from .solr import DEFAULT_URL, Solr
+
+EXIT_SKIPPED_LINES = 6
+MODES = {"shingles": SHINGLES, "minhash": MINHASH}
+
+
+def say(message: str) -> None:
+    """Status for people, on stderr, so stdout stays data."""
+    tqdm.write(message, file=sys.stderr)
+
+
+def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:
+    # disable=None hides the bar when stderr is not a terminal.
+    return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=True if quiet else None, file=sys.stderr)
+
+
+solr_url_option = click.option(
+    "--solr-url",
+    envvar="SOLR_URL",
+    default=DEFAULT_URL,
+    show_default=True,
+    help="Solr core or collection URL (env SOLR_URL).",
+)
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=server.default_data_dir,
+    show_default="$NEARDUP_DATA_DIR or ~/.local/share/neardup-solr",
+    help="Where the local Solr keeps its index and logs.",
+)
+port_option = click.option("--port", type=click.IntRange(1, 65535), default=server.DEFAULT_PORT, show_default=True)
+
+
+def connect(solr_url: str) -> Solr:
+    solr = Solr(solr_url)
+    solr.ping()
+    return solr
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="neardup-solr")
+def cli() -> None:
+    """Near-duplicate detection for records, backed by Apache Solr.
+
+    \b
+    The whole reference job on the restaurant data:
+      neardup demo
+    Step by step:
+      neardup solr start
+      neardup datasets restaurants -o data/restaurants
+      neardup index data/restaurants/addresses.txt
+      neardup report --shingles --max-dist 2 out.tsv
+      neardup evaluate out.tsv --gold data/restaurants/gold_pairs.tsv
+    """
+
+
+# --- the local Solr -------------------------------------------------------
+
+
+@cli.group()
+def solr() -> None:
+    """Start, stop and inspect the local Solr (a real Solr 9 on 127.0.0.1)."""
+
+
+@solr.command("start")
+@port_option
+@data_dir_option
+@click.option("--heap", default="2g", show_default=True, help="Java heap of the Solr JVM.")
+@click.option("--exit-with", type=int, hidden=True, help="Stop when this process ends (tests).")
+def solr_start(port: int, data_dir: Path, heap: str, exit_with: int | None) -> None:
+    """Start Solr in the background and wait until the core answers.
+
+    The first start builds the launcher with Maven, which downloads Solr's
+    jars from Maven Central. Starting a running Solr again is harmless.
+
+    \b
+    Example:
+      neardup solr start --port 8983
+    """
+    server.start(data_dir, port, heap=heap, exit_with=exit_with, echo=say)
+
+
+@solr.command("stop")
+@data_dir_option
+def solr_stop(data_dir: Path) -> None:
+    """Stop the local Solr started from this data folder."""
+    node = server.stop(data_dir)
+    say(f"stopped Solr (pid {node.pid})" if node else "no Solr was running for " + str(data_dir))
+
+
+@solr.command("status")
+@data_dir_option
+def solr_status(data_dir: Path) -> None:
+    """Say whether the local Solr runs, where, and how many records it holds.
+
+    Exits 0 when it runs and answers, 3 otherwise.
+    """
+    node = server.running_node(data_dir)
+    if node is None or not server.answers(node.url):
+        click.echo(f"not running (data folder {data_dir})")
+        sys.exit(3)
+    click.echo(f"running at {node.url} pid={node.pid} records={Solr(node.url).count()} data={data_dir}")
+
+
+# --- data -----------------------------------------------------------------
+
+
+@cli.group()
+def datasets() -> None:
+    """Download benchmark data."""
+
+
+@datasets.command("restaurants")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def datasets_restaurants(out_dir: Path) -> None:
+    """Fodor's and Zagat's restaurants from PyPI (py_entitymatching 0.4.2, BSD).
+
+    Writes OUT/addresses.txt (`id name address city`, the copy's own ids) and
+    OUT/gold_pairs.tsv (its 112 matches).
+
+    \b
+    Example:
+      neardup datasets restaurants -o data/restaurants
+    """
+    addresses, gold = fetch_restaurants(out_dir)
+    say(f"wrote {addresses} and {gold}")
+
+
+@cli.command("prepare-restaurants")
+@click.option("--fodors", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True)
+@click.option("--zagats", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True)
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
+    """Turn the raw guide files into `ID TEXT` records, as the reference did.
+
+    Records are numbered from 1, Fodor's lines first, each cut before its
+    phone number (the phone and genre would make matching trivial).
+
+    \b
+    Example:
+      neardup prepare-restaurants --fodors fodors.txt --zagats zagats.txt -o data/addresses.txt
+    """
+    lines = guide_records(fodors, zagats)
+    with atomic_output(out) as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    say(f"wrote {len(lines)} records to {out}")
+
+
+# --- index, report, evaluate ----------------------------------------------
+
+
+@cli.command("index")
+@click.argument("records", type=click.Path(dir_okay=False, path_type=Path))
+@solr_url_option
+@click.option("--signatures", type=click.IntRange(1, 1024), default=DEFAULT_SIGNATURES, show_default=True,
+              help="MinHash values stored per record.")
+@click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
+@click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
+@quiet_option
+def index(records: Path, solr_url: str, signatures: int, batch_size: int, strict: bool, quiet: bool) -> None:
+    """Index an `ID TEXT` file, replacing what the index held.
+
+    Bad lines are reported with file and line number and skipped; the exit
+    code is then 6.
+
+    \b
+    Example:
+      neardup index data/addresses.txt
+    """
+    solr = connect(solr_url)
+    reader = RecordReader(records, strict=strict, on_bad=lambda bad: say(f"skipped {bad}"))
+    started = time.monotonic()
+    solr.delete_all()
+    with progress(None, "rec", quiet, "indexing") as bar:
+        count = index_records(solr, reader, signatures=signatures, batch_size=batch_size, progress=bar)
+    say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
+        + (f"; skipped {len(reader.bad)} bad lines" if reader.bad else ""))
+    if reader.bad:
+        sys.exit(EXIT_SKIPPED_LINES)
+
+
+@cli.command("report")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--shingles", "mode", flag_value="shingles", help="Candidates share word 3-shingles.")
+@click.option("--minhash", "mode", flag_value="minhash", help="Candidates share MinHash values.")
+@click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
+              help="Largest word edit distance reported.")
+@click.option("--signatures", type=click.IntRange(1, 1024), default=DEFAULT_SIGNATURES, show_default=True,
+              help="MinHash values compared (--minhash).")
+@click.option("--rows", type=click.IntRange(1), default=TOP_CANDIDATES, show_default=True,
+              help="Candidates verified per record.")
+@solr_url_option
+@quiet_option
+def report(out: Path, mode: str | None, max_dist: int, signatures: int, rows: int, solr_url: str, quiet: bool) -> None:
+    """Write every near-duplicate pair to OUT: `id<TAB>neighbour<TAB>distance`.
+
+    The reference workflow: candidates share shingles or MinHash values and
+    have the same first word; the best ROWS per record are kept when their
+    word-level edit distance is at most MAX_DIST.
+
+    \b
+    Examples:
+      neardup report --shingles --max-dist 2 out.tsv
+      neardup report --minhash --signatures 20 --max-dist 2 out.tsv
+    """
+    if mode is None:
+        raise click.UsageError("choose a mode: --shingles or --minhash")
+    solr = connect(solr_url)
+    started = time.monotonic()
+    with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
+        found = near_duplicates(solr, MODES[mode], max_dist=max_dist, signatures=signatures, rows=rows, progress=bar)
+        count = write_pairs(out, found)
+    say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+
+
+@cli.command("evaluate")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
+              help="True pairs, two ids per line.")
+def evaluate(pairs: Path, gold: Path) -> None:
+    """Score a pair file against true pairs; the last line holds the numbers.
+
+    \b
+    Example:
+      neardup evaluate out.tsv --gold gold_pairs.tsv
+      -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
+    """
+    click.echo(score(read_pairs(pairs), read_gold(gold)).line())
+
+
+@cli.command("demo")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=Path("data"), show_default=True,
+              help="Where data and pair files go.")
+@click.option("--restaurants", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A folder with fodors.txt, zagats.txt and gold_pairs.tsv (the reference copy); "
+              "without it the data comes from PyPI.")
+@port_option
+@data_dir_option
+@quiet_option
+@click.pass_context
+def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int, data_dir: Path, quiet: bool) -> None:
+    """The main job: local Solr, restaurant data, index, report, evaluate.
+
+    Leaves Solr running for more queries; `neardup solr stop` ends it.
+    """
+    server.start(data_dir, port, echo=say)
+    url = server.local_url(port)
+    data = workdir / "restaurants"
+    if restaurants is not None:
+        addresses, gold = data / "addresses.txt", restaurants / "gold_pairs.tsv"
+        ctx.invoke(prepare_restaurants, fodors=restaurants / "fodors.txt", zagats=restaurants / "zagats.txt",
+                   out=addresses)
+    else:
+        addresses, gold = fetch_restaurants(data)
+    ctx.invoke(index, records=addresses, solr_url=url, signatures=DEFAULT_SIGNATURES, batch_size=BATCH_SIZE,
+               strict=False, quiet=quiet)
+    lines = []
+    for mode in MODES:
+        out = workdir / f"pairs-{mode}.tsv"
+        started = time.monotonic()
+        ctx.invoke(report, out=out, mode=mode, max_dist=2, signatures=DEFAULT_SIGNATURES, rows=TOP_CANDIDATES,
+                   solr_url=url, quiet=quiet)
+        lines.append(f"{mode:<9} {score(read_pairs(out), read_gold(gold)).line()} "
+                     f"seconds={time.monotonic() - started:.1f}")
+    click.echo("\n".join(lines))
+
+
+cli.add_command(index, "index-restaurants")
+cli.add_command(report, "report-near-dups")
+
+
+def run(command: click.Command, prog: str) -> None:
+    """Run a command with one-line errors instead of tracebacks."""
+    try:
+        command.main(prog_name=prog, standalone_mode=False)
+    except NeardupError as err:
+        click.echo(f"{prog}: error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except click.exceptions.Abort:
+        click.echo(f"{prog}: interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo(f"{prog}: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        os._exit(1)
+
+
+def main() -> None:
+    run(cli, "neardup")
+
+
+def index_main() -> None:
+    run(index, "index-restaurants")
+
+
+def report_main() -> None:
+    run(report, "report-near-dups")

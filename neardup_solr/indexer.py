@@ -1,0 +1,48 @@
+"""Writing records into Solr in batches, committing once at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from tqdm import tqdm
+
+from .documents import documents
+from .parallel import bounded_map
+from .records import Record
+from .signatures import MinHasher
+from .solr import Solr
+
+BATCH_SIZE = 1000
+# Two update requests in flight keep both Solr's and our core busy.
+CONCURRENT_UPDATES = 2
+
+
+def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    it = iter(records)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+def index_records(
+    solr: Solr,
+    records: Iterable[Record],
+    *,
+    signatures: int,
+    batch_size: int = BATCH_SIZE,
+    progress: tqdm | None = None,
+) -> int:
+    """Index ``records`` and commit; returns how many were sent."""
+    hasher = MinHasher(signatures)
+
+    def send(batch: list[Record]) -> int:
+        solr.add(documents(batch, hasher))
+        return len(batch)
+
+    sent = 0
+    for count in bounded_map(send, batches(records, batch_size), CONCURRENT_UPDATES):
+        sent += count
+        if progress is not None:
+            progress.update(count)
+    solr.commit()
+    return sent

@@ -1,0 +1,77 @@
+"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance``, one pair per line.
+
+Each pair is written once, smaller id first, lines in id order, so two runs
+that find the same pairs write the same bytes. Files are written to a
+temporary name and renamed when complete: a crash never leaves a file that
+looks finished.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator, NamedTuple
+
+from .errors import InputError
+from .records import id_key
+
+
+class Pair(NamedTuple):
+    a: str
+    b: str
+    distance: int
+
+    @property
+    def key(self) -> frozenset[str]:
+        return frozenset((self.a, self.b))
+
+
+def ordered(a: str, b: str, distance: int) -> Pair:
+    return Pair(a, b, distance) if id_key(a) <= id_key(b) else Pair(b, a, distance)
+
+
+@contextmanager
+def atomic_output(path: Path | str) -> Iterator[IO[str]]:
+    """A text file that appears at ``path`` only if the block completes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_pairs(path: Path | str, pairs: Iterable[Pair]) -> int:
+    rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
+    with atomic_output(path) as out:
+        for p in rows:
+            out.write(f"{p.a}\t{p.b}\t{p.distance}\n")
+    return len(rows)
+
+
+def read_pairs(path: Path | str) -> list[Pair]:
+    pairs = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read pairs from {path}: {err}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) < 2:
+            raise InputError(f"{path}:{number}: expected id<TAB>neighbour_id<TAB>distance")
+        distance = fields[2] if len(fields) > 2 else "0"
+        if not distance.strip().isdigit():
+            raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")
+        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance)))
+    return pairs

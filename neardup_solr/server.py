@@ -1,0 +1,276 @@
+"""The local Solr: a real Solr 9 in a background JVM, started from Maven jars.
+
+``solr_server/`` holds a one-class launcher and its pom. On first use Maven
+builds it (and fetches Solr's jars) into a cache folder named after a hash of
+the launcher's sources, so a changed launcher is rebuilt and an unchanged one
+never is. Each data folder holds one node: its solr home (the ``neardup``
+core, whose configuration is copied from ``solr_config/`` at every start), its
+logs, and ``solr.json`` with the running node's pid and port.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from .errors import NeardupError
+
+CORE = "neardup"
+DEFAULT_PORT = 8983
+LAUNCHER_CLASS = "neardup.SolrLauncher"
+_PROJECT = Path(__file__).resolve().parent.parent
+_SHARE = Path(sys.prefix) / "share" / "neardup-solr"
+
+SOLR_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<solr>
+  <!-- A long record queries one clause per shingle. -->
+  <int name="maxBooleanClauses">${solr.max.booleanClauses:1048576}</int>
+</solr>
+"""
+
+
+def resource(name: str) -> Path:
+    """A project folder (``solr_config``, ``solr_server``), from a checkout or an install."""
+    for base in (_PROJECT, _SHARE):
+        if (base / name).is_dir():
+            return base / name
+    raise NeardupError(f"the {name}/ folder of neardup-solr is missing", hint="reinstall neardup-solr")
+
+
+def default_data_dir() -> Path:
+    if "NEARDUP_DATA_DIR" in os.environ:
+        return Path(os.environ["NEARDUP_DATA_DIR"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "neardup-solr"
+
+
+def cache_dir() -> Path:
+    if "NEARDUP_CACHE_DIR" in os.environ:
+        return Path(os.environ["NEARDUP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "neardup-solr"
+
+
+def local_url(port: int, core: str = CORE) -> str:
+    return f"http://127.0.0.1:{port}/solr/{core}"
+
+
+def find_java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home and (Path(home) / "bin" / "java").exists() else shutil.which("java")
+    if not java:
+        raise NeardupError(
+            "Java was not found (JAVA_HOME or java on PATH)",
+            hint="install Java 17 or newer, e.g. `apt install openjdk-17-jdk-headless`",
+        )
+    return java
+
+
+def _sources_digest(src: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([src / "pom.xml", *(p for p in (src / "src").rglob("*") if p.is_file())]):
+        digest.update(str(path.relative_to(src)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_launcher(echo: Callable[[str], None] = print) -> Path:
+    """The built launcher folder (``solr-launcher.jar`` and ``lib/``), built if needed."""
+    src = resource("solr_server")
+    out = cache_dir() / f"launcher-{_sources_digest(src)}"
+    if (out / "solr-launcher.jar").is_file():
+        return out
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise NeardupError(
+            "Maven (mvn) was not found on PATH; it builds the Solr launcher on first use",
+            hint="install Maven, e.g. `apt install maven`",
+        )
+    find_java()
+    work = Path(f"{out}.build-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(src, work, ignore=shutil.ignore_patterns("target"))
+    echo("building the Solr launcher with Maven (first use: downloads Solr 9 jars, about 150 MB)...")
+    log = work / "mvn.log"
+    with open(log, "wb") as handle:
+        done = subprocess.run([mvn, "-B", "-q", "package"], cwd=work, stdout=handle, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        last = _last_lines(log, 1)
+        raise NeardupError(f"building the Solr launcher failed: {last}", hint=f"full Maven output in {log}")
+    try:
+        (work / "target").rename(out)
+    except OSError:
+        if not (out / "solr-launcher.jar").is_file():
+            raise
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def prepare_home(data_dir: Path) -> Path:
+    """Solr home with the ``neardup`` core, its configuration fresh from ``solr_config/``."""
+    home = data_dir / "home"
+    core = home / CORE
+    (core / "conf").mkdir(parents=True, exist_ok=True)
+    (home / "solr.xml").write_text(SOLR_XML, encoding="utf-8")
+    shutil.copytree(resource("solr_config") / "conf", core / "conf", dirs_exist_ok=True)
+    (core / "core.properties").write_text(f"name={CORE}\n", encoding="utf-8")
+    return home
+
+
+@dataclass(frozen=True)
+class Node:
+    pid: int
+    port: int
+
+    @property
+    def url(self) -> str:
+        return local_url(self.port)
+
+
+def _state_file(data_dir: Path) -> Path:
+    return data_dir / "solr.json"
+
+
+def running_node(data_dir: Path) -> Node | None:
+    """The node this data folder started, if its process is still alive."""
+    try:
+        state = json.loads(_state_file(data_dir).read_text())
+        node = Node(int(state["pid"]), int(state["port"]))
+    except (OSError, ValueError, KeyError):
+        return None
+    return node if _is_launcher(node.pid) else None
+
+
+def _is_launcher(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
+    except ChildProcessError:
+        pass
+    if Path("/proc/self").exists():
+        try:
+            return LAUNCHER_CLASS.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/admin/ping", params={"wt": "json"}, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def start(
+    data_dir: Path,
+    port: int = DEFAULT_PORT,
+    *,
+    heap: str = "2g",
+    exit_with: int | None = None,
+    wait: float = 180.0,
+    echo: Callable[[str], None] = print,
+) -> Node:
+    """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping.
+
+    Starting again is harmless: a node already serving this data folder, or
+    any neardup core already answering on the port, is reported and reused.
+    """
+    data_dir = data_dir.resolve()
+    node = running_node(data_dir)
+    if node is not None:
+        if node.port != port:
+            raise NeardupError(
+                f"the Solr of {data_dir} is already running on port {node.port}",
+                hint="use that port, or `neardup solr stop` first",
+            )
+        if answers(node.url):
+            echo(f"Solr is already running at {node.url} (pid {node.pid})")
+            return node
+    elif port_in_use(port):
+        if answers(local_url(port)):
+            echo(f"a neardup Solr already answers at {local_url(port)}")
+            return Node(pid=0, port=port)
+        raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another with --port")
+    java = find_java()
+    launcher = build_launcher(echo)
+    home = prepare_home(data_dir)
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    command = [
+        java,
+        f"-Xmx{heap}",
+        f"-Dsolr.log.dir={logs}",
+        "-cp",
+        os.pathsep.join([str(launcher / "solr-launcher.jar"), str(launcher / "lib" / "*")]),
+        LAUNCHER_CLASS,
+        "--home",
+        str(home),
+        "--port",
+        str(port),
+    ]
+    if exit_with is not None:
+        command += ["--exit-with", str(exit_with)]
+    console = logs / "launcher.log"
+    with open(console, "ab") as out:
+        process = subprocess.Popen(
+            command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    node = Node(process.pid, port)
+    _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port}))
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            _state_file(data_dir).unlink(missing_ok=True)
+            raise NeardupError(f"Solr exited while starting: {_last_lines(console, 1)}", hint=f"see {console}")
+        if answers(node.url):
+            echo(f"Solr is running at {node.url} (pid {node.pid}, data in {data_dir})")
+            return node
+        time.sleep(0.25)
+    stop(data_dir)
+    raise NeardupError(f"Solr did not answer within {wait:.0f} s", hint=f"see {console} and {logs / 'solr.log'}")
+
+
+def stop(data_dir: Path, wait: float = 60.0) -> Node | None:
+    """Stop this data folder's node (TERM, then KILL); returns it, or None if none ran."""
+    data_dir = data_dir.resolve()
+    node = running_node(data_dir)
+    if node is not None:
+        os.kill(node.pid, signal.SIGTERM)
+        deadline = time.monotonic() + wait
+        while _is_launcher(node.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _is_launcher(node.pid):
+            os.kill(node.pid, signal.SIGKILL)
+            while _is_launcher(node.pid):
+                time.sleep(0.1)
+    _state_file(data_dir).unlink(missing_ok=True)
+    return node
+
+
+def _last_lines(path: Path, count: int) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(no output)"
+    return " | ".join(lines[-count:]) or "(no output)"

@@ -1,0 +1,25 @@
+"""Word k-shingles: the sets whose overlap measures record similarity."""
+
+from __future__ import annotations
+
+WORD_SHINGLE_SIZE = 3
+
+
+def word_shingles(words: list[str], k: int = WORD_SHINGLE_SIZE) -> list[str]:
+    """Distinct k-word shingles in order of first appearance.
+
+    A record shorter than k words is one shingle, itself, so short records
+    can still match each other exactly.
+    """
+    if not words:
+        return []
+    if len(words) < k:
+        return [" ".join(words)]
+    return list(dict.fromkeys(" ".join(words[i : i + k]) for i in range(len(words) - k + 1)))
+
+
+def jaccard(a: set[str] | list[str], b: set[str] | list[str]) -> float:
+    sa, sb = set(a), set(b)
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)

@@ -1,0 +1,159 @@
+"""A thin Solr client: pysolr on a retrying requests session, plus query syntax.
+
+Record text never reaches Solr's query parser as syntax. Every value is sent
+as a quoted term (only ``"`` and ``\\`` are special inside quotes, and both are
+escaped), so quotes, colons, brackets, ``AND`` or ``*`` in a shingle are data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import pysolr
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from .errors import SolrFailure, SolrUnavailable
+
+DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
+
+
+def quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def term(field: str, value: str) -> str:
+    """A query matching ``value`` exactly in ``field``."""
+    return f"{field}:{quote(value)}"
+
+
+# Lucene refuses terms over 32766 UTF-8 bytes; longer values are stored as
+# their digest, which keeps equality (all a shingle or signature needs).
+MAX_TERM_BYTES = 4096
+
+
+def index_term(value: str) -> str:
+    if len(value) * 4 <= MAX_TERM_BYTES or len(value.encode("utf-8")) <= MAX_TERM_BYTES:
+        return value
+    return "md5:" + hashlib.md5(value.encode("utf-8")).hexdigest()
+
+
+def overlap_query(field: str, values: Iterable[str]) -> str:
+    """Matches documents sharing any value; the score is how many they share.
+
+    Each clause scores a constant 1 (``^=1``), so ranking by score ranks by
+    overlap, independent of term statistics and thus of the shard layout.
+    """
+    return " OR ".join(f"{term(field, v)}^=1" for v in values)
+
+
+def _session(retries: int, auth: tuple[str, str] | None, verify: bool | str) -> requests.Session:
+    session = requests.Session()
+    retry = Retry(
+        total=retries,
+        connect=retries,
+        read=0,
+        status=retries,
+        backoff_factor=0.5,
+        status_forcelist=(500, 502, 503, 504),
+        allowed_methods=None,
+        raise_on_status=False,
+    )
+    session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
+    session.mount("https://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
+    session.auth = auth
+    session.verify = verify
+    return session
+
+
+class Solr:
+    """One Solr core or collection at ``url`` (``http://host:port/solr/name``).
+
+    Connection errors and 5xx answers are retried ``retries`` times with
+    exponential backoff (0.5 s, 1 s, 2 s, ...); 4xx answers are not retried.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        timeout: float = 60.0,
+        retries: int = 3,
+        auth: tuple[str, str] | None = None,
+        verify: bool | str = True,
+    ):
+        self.url = url.rstrip("/")
+        self.session = _session(retries, auth, verify)
+        self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth, verify=verify)
+
+    @property
+    def name(self) -> str:
+        return urlsplit(self.url).path.rstrip("/").rsplit("/", 1)[-1]
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except pysolr.SolrError as err:
+            if isinstance(err.__context__, (requests.ConnectionError, requests.Timeout)):
+                raise SolrUnavailable(
+                    f"Solr is not reachable at {self.url}",
+                    hint=_start_hint(self.url),
+                ) from None
+            raise SolrFailure(f"Solr {what} failed at {self.url}: {_first_line(str(err))}") from None
+
+    def ping(self) -> None:
+        self._call("ping", self._client.ping)
+
+    def add(self, docs: Sequence[dict[str, Any]]) -> None:
+        self._call("update", self._client.add, list(docs), commit=False)
+
+    def commit(self) -> None:
+        self._call("commit", self._client.commit, waitSearcher=True)
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        self._call("delete", self._client.delete, id=list(ids), commit=False)
+
+    def delete_all(self) -> None:
+        self._call("delete", self._client.delete, q="*:*", commit=False)
+
+    def search(self, q: str, **params: Any) -> pysolr.Results:
+        return self._call("query", self._client.search, q, **params)
+
+    def count(self, q: str = "*:*") -> int:
+        return self.search(q, rows=0).hits
+
+    def iter_docs(self, fields: Sequence[str], q: str = "*:*", batch: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every matching document, in id order, with a cursor (no deep paging)."""
+        cursor = "*"
+        while True:
+            page = self.search(q, fl=",".join(fields), sort="id asc", rows=batch, cursorMark=cursor)
+            yield from page.docs
+            if page.nextCursorMark in (None, cursor):
+                return
+            cursor = page.nextCursorMark
+
+    def get(self, path: str, **params: Any) -> dict[str, Any]:
+        """A GET on ``url/path`` (admin and schema endpoints), decoded from JSON."""
+        text = self._call("request", self._client._send_request, "get", f"{path}?{_encode(params)}")
+        return json.loads(text)
+
+
+def _encode(params: dict[str, Any]) -> str:
+    return pysolr.safe_urlencode({"wt": "json", **params}, True)
+
+
+def _first_line(text: str) -> str:
+    return " ".join(text.split())[:300]
+
+
+def _start_hint(url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        port = urlsplit(url).port or 8983
+        return f"start the local Solr with `neardup solr start --port {port}`"
+    return "check --solr-url / SOLR_URL and that the server is up"

@@ -1,0 +1,40 @@
+"""Record text as the reference workflow sees it.
+
+Normalization is deliberately plain so results stay comparable with the
+reference: lowercase, every punctuation or symbol character except ``-``
+becomes a space, runs of whitespace become one space. ``Art's Deli`` becomes
+``art s deli``; ``Bel-Air`` stays ``bel-air``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+# \w keeps letters and digits of any script; "_" counts as punctuation.
+_PUNCTUATION = re.compile(r"[^\w\s-]|_")
+
+
+def normalize(text: str) -> str:
+    return " ".join(_PUNCTUATION.sub(" ", text.lower()).split())
+
+
+def words(normalized: str) -> list[str]:
+    return normalized.split()
+
+
+def first_word(normalized: str) -> str:
+    return normalized.split(" ", 1)[0]
+
+
+def md5_hex(normalized: str) -> str:
+    """Equal digests mean exact duplicates after normalization."""
+    return hashlib.md5(normalized.encode("utf-8")).hexdigest()
+
+
+def is_blank(text: str) -> bool:
+    """True when ``normalize(text)`` would be empty: nothing to compare."""
+    return _CONTENT.search(text) is None
+
+
+_CONTENT = re.compile(r"[^\W_]|-")
