@@ -107,6 +107,12 @@ def solr_start(port: int, data_dir: Path, heap: str, exit_with: int | None) -> N
     server.start(data_dir, port, heap=heap, exit_with=exit_with, echo=say)
 
 
+@solr.command("build")
+def solr_build() -> None:
+    """Build the Solr launcher with Maven now (start does it on first use)."""
+    say(f"launcher ready in {server.build_launcher(say)}")
+
+
 @solr.command("stop")
 @data_dir_option
 def solr_stop(data_dir: Path) -> None:

@@ -4,8 +4,8 @@
 builds it (and fetches Solr's jars) into a cache folder named after a hash of
 the launcher's sources, so a changed launcher is rebuilt and an unchanged one
 never is. Each data folder holds one node: its solr home (the ``neardup``
-core, whose configuration is copied from ``solr_config/`` at every start), its
-logs, and ``solr.json`` with the running node's pid and port.
+configset, copied from ``solr_config/`` at every start, and the ``neardup``
+core), its logs, and ``solr.json`` with the running node's pid and port.
 """
 
 from __future__ import annotations
@@ -118,13 +118,15 @@ def build_launcher(echo: Callable[[str], None] = print) -> Path:
 
 
 def prepare_home(data_dir: Path) -> Path:
-    """Solr home with the ``neardup`` core, its configuration fresh from ``solr_config/``."""
+    """Solr home with the ``neardup`` configset, fresh from ``solr_config/``, and
+    the ``neardup`` core using it (more cores can use it too, via CoreAdmin)."""
     home = data_dir / "home"
-    core = home / CORE
-    (core / "conf").mkdir(parents=True, exist_ok=True)
+    conf = home / "configsets" / CORE / "conf"
+    shutil.rmtree(conf, ignore_errors=True)
+    shutil.copytree(resource("solr_config") / "conf", conf)
     (home / "solr.xml").write_text(SOLR_XML, encoding="utf-8")
-    shutil.copytree(resource("solr_config") / "conf", core / "conf", dirs_exist_ok=True)
-    (core / "core.properties").write_text(f"name={CORE}\n", encoding="utf-8")
+    (home / CORE).mkdir(exist_ok=True)
+    (home / CORE / "core.properties").write_text(f"name={CORE}\nconfigSet={CORE}\n", encoding="utf-8")
     return home
 
 
@@ -136,6 +138,10 @@ class Node:
     @property
     def url(self) -> str:
         return local_url(self.port)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/solr"
 
 
 def _state_file(data_dir: Path) -> Path:

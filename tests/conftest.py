@@ -1,0 +1,98 @@
+"""Fixtures: a real Solr 9 started by the project's own launcher, once per run.
+
+Each test that writes to Solr gets a fresh core of its own (from the
+``neardup`` configset), so tests never see each other's records.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from neardup_solr import server
+from neardup_solr.solr import Solr
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+    """The command line as users run it, in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "neardup_solr", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        input=input,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="session")
+def solr_node(tmp_path_factory) -> server.Node:
+    data_dir = tmp_path_factory.mktemp("solr")
+    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    yield node
+    server.stop(data_dir)
+
+
+_cores = itertools.count()
+
+
+def create_core(node: server.Node) -> Solr:
+    name = f"t{os.getpid()}_{next(_cores)}"
+    answer = requests.get(f"{node.base_url}/admin/cores", params={"action": "CREATE", "name": name, "configSet": "neardup"})
+    assert answer.status_code == 200, answer.text
+    return Solr(f"{node.base_url}/{name}")
+
+
+def drop_core(solr: Solr) -> None:
+    base = solr.url.rsplit("/", 1)[0]
+    requests.get(f"{base}/admin/cores", params={"action": "UNLOAD", "core": solr.name, "deleteInstanceDir": "true"})
+
+
+@pytest.fixture
+def new_core(solr_node):
+    """A factory of empty cores on the shared node; all are removed afterwards."""
+    made: list[Solr] = []
+
+    def make() -> Solr:
+        made.append(create_core(solr_node))
+        return made[-1]
+
+    yield make
+    for solr in made:
+        drop_core(solr)
+
+
+@pytest.fixture
+def core(new_core) -> Solr:
+    return new_core()
+
+
+def write_records(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def restaurants_dir() -> Path:
+    """The reference copy of the restaurant data, kept beside the checkout
+    (or named by NEARDUP_RESTAURANTS)."""
+    folder = Path(os.environ.get("NEARDUP_RESTAURANTS", ROOT.parent / "shared" / "data" / "restaurants"))
+    missing = [n for n in ("fodors.txt", "zagats.txt", "gold_pairs.tsv") if not (folder / n).is_file()]
+    if missing:
+        pytest.fail(f"restaurant data missing in {folder}: {', '.join(missing)} (set NEARDUP_RESTAURANTS)")
+    return folder

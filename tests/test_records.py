@@ -1,0 +1,72 @@
+import pytest
+
+from neardup_solr.errors import InputError
+from neardup_solr.records import Record, RecordReader, id_key
+
+
+def read(path, **kw):
+    reader = RecordReader(path, **kw)
+    return list(reader), reader
+
+
+def test_id_then_text_split_at_the_first_space_or_tab(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"1 Art's Deli  12224 Ventura\n2\tHotel Bel-Air\r\nx-9.a:b   tail  \n")
+    records, reader = read(path)
+    assert records == [
+        Record("1", "Art's Deli  12224 Ventura"),
+        Record("2", "Hotel Bel-Air"),
+        Record("x-9.a:b", "tail"),
+    ]
+    assert reader.bad == []
+
+
+def test_bad_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_bytes(
+        b"1 good one\n"
+        b"\n"
+        b"2\n"
+        b"?x bad id\n"
+        b"1 repeated id\n"
+        b"3 caf\xe9\n"
+        b"4 nul\x00here\n"
+        b"5 !!! ...\n"
+        b"6 good two"
+    )
+    records, reader = read(path)
+    assert [r.id for r in records] == ["1", "6"]
+    reasons = {bad.line: bad.reason for bad in reader.bad}
+    assert sorted(reasons) == [2, 3, 4, 5, 6, 7, 8]
+    assert reasons[2] == "empty line"
+    assert "no text" in reasons[3]
+    assert "id rule" in reasons[4]
+    assert "duplicate id '1', first seen on line 1" == reasons[5]
+    assert "not UTF-8" in reasons[6]
+    assert "U+0000" in reasons[7]
+    assert "no letters or digits" in reasons[8]
+    assert str(reader.bad[0]) == f"{path}:2: empty line"
+
+
+def test_a_line_over_the_limit_is_skipped_without_losing_its_neighbours(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"1 before\n2 " + b"w " * 600 + b"\n3 after\n")
+    records, reader = read(path, max_line_bytes=1000)
+    assert [r.id for r in records] == ["1", "3"]
+    assert reader.bad[0].line == 2 and "longer than 1000 bytes" in reader.bad[0].reason
+
+
+def test_strict_stops_at_the_first_bad_line(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"1 fine\n\n2 fine\n")
+    with pytest.raises(InputError, match=r"r.txt:2: empty line"):
+        read(path, strict=True)
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        read(tmp_path / "absent.txt")
+
+
+def test_numeric_ids_sort_as_numbers():
+    assert sorted(["10", "9", "b", "100", "a"], key=id_key) == ["9", "10", "100", "a", "b"]

@@ -1,0 +1,115 @@
+"""The local Solr's lifecycle and its one-line errors."""
+
+import json
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port, run_cli
+
+
+def java_processes_of(data_dir: Path) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"neardup.SolrLauncher" in cmdline and str(data_dir).encode() in cmdline:
+                found.append(int(proc.name))
+    return found
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses with a socket listening on ``port``, from the kernel's tables."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, port_hex = local.split(":")
+            if state == "0A" and int(port_hex, 16) == port:  # 0A = LISTEN
+                raw = bytes.fromhex(address)
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add(socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words))
+    return found
+
+
+def one_line_error(done) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+def test_start_twice_status_and_stop_leave_nothing_behind(tmp_path):
+    port = str(free_port())
+    data = tmp_path / "node"
+    first = run_cli("solr", "start", "--port", port, "--data-dir", str(data), "--exit-with", str(os.getpid()))
+    assert first.returncode == 0, first.stderr
+    pid = json.loads((data / "solr.json").read_text())["pid"]
+    try:
+        again = run_cli("solr", "start", "--port", port, "--data-dir", str(data))
+        assert again.returncode == 0, again.stderr
+        assert "already running" in again.stderr
+        assert java_processes_of(data) == [pid]
+        assert listening_addresses(int(port)) <= {"127.0.0.1", "::ffff:127.0.0.1"}
+        assert listening_addresses(int(port))
+        status = run_cli("solr", "status", "--data-dir", str(data))
+        assert status.returncode == 0 and f"127.0.0.1:{port}/solr/neardup" in status.stdout
+    finally:
+        stopped = run_cli("solr", "stop", "--data-dir", str(data))
+    assert stopped.returncode == 0, stopped.stderr
+    assert java_processes_of(data) == []
+    assert not Path(f"/proc/{pid}").exists() or b"SolrLauncher" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert run_cli("solr", "status", "--data-dir", str(data)).returncode == 3
+
+
+def test_a_taken_port_is_a_one_line_error_with_a_hint(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_cli("solr", "start", "--port", str(port), "--data-dir", str(tmp_path))
+    assert done.returncode == 1
+    assert one_line_error(done) == (
+        f"neardup: error: port {port} on 127.0.0.1 is already in use (hint: choose another with --port)"
+    )
+
+
+def test_missing_java_is_a_one_line_error_with_a_hint(tmp_path):
+    env = {"PATH": str(tmp_path), "JAVA_HOME": ""}
+    done = run_cli("solr", "start", "--port", str(free_port()), "--data-dir", str(tmp_path / "d"), env=env)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert "Java was not found" in line and "hint: install Java 17" in line
+
+
+def test_missing_maven_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "java").symlink_to(shutil.which("java"))
+    env = {"PATH": str(bin_dir), "JAVA_HOME": "", "NEARDUP_CACHE_DIR": str(tmp_path / "empty-cache")}
+    done = run_cli("solr", "start", "--port", str(free_port()), "--data-dir", str(tmp_path / "d"), env=env)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert "Maven (mvn) was not found" in line and "hint: install Maven" in line
+
+
+@pytest.mark.parametrize("command", [["index", "{records}"], ["report", "--shingles", "{out}"]])
+def test_unreachable_solr_says_where_it_looked_and_how_to_start_it(tmp_path, command):
+    records = tmp_path / "r.txt"
+    records.write_text("1 some text\n")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/solr/neardup"
+    args = [a.format(records=records, out=tmp_path / "out.tsv") for a in command]
+    done = run_cli(*args, "--solr-url", url)
+    assert done.returncode == 3
+    assert one_line_error(done) == (
+        f"neardup: error: Solr is not reachable at {url} "
+        f"(hint: start the local Solr with `neardup solr start --port {port}`)"
+    )
+    assert not (tmp_path / "out.tsv").exists()

@@ -1,0 +1,57 @@
+import mmh3
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr.shingles import jaccard
+from neardup_solr.signatures import MinHasher, masks, shingle_hash, tagged_values, untag
+
+
+def reference_signature(shingles, n):
+    """The scheme written out plainly: min over shingles of hash XOR mask_i."""
+    hashes = [mmh3.hash(s, 42, signed=False) for s in shingles]
+    return [min(h ^ int(m) for h in hashes) for m in masks(n)]
+
+
+def test_shingle_hash_is_unsigned_murmur3_with_seed_42():
+    assert shingle_hash("art s deli") == mmh3.hash("art s deli", 42) % 2**32
+
+
+def test_masks_are_distinct_and_a_longer_list_extends_a_shorter_one():
+    assert len(set(masks(128).tolist())) == 128
+    assert masks(20).tolist() == masks(128)[:20].tolist()
+
+
+@given(st.lists(st.lists(st.text(min_size=1), min_size=1, max_size=8), min_size=1, max_size=6))
+@settings(max_examples=60)
+def test_batch_signatures_equal_the_plain_scheme(shingle_lists):
+    got = MinHasher(16).signatures(shingle_lists)
+    assert got.dtype == np.uint32
+    assert got.tolist() == [reference_signature(s, 16) for s in shingle_lists]
+
+
+def test_prefix_of_a_long_signature_is_the_short_signature():
+    shingles = ["a b c", "b c d", "c d e"]
+    assert MinHasher(20).signature(shingles).tolist() == MinHasher(128).signature(shingles)[:20].tolist()
+
+
+def test_share_of_equal_values_estimates_jaccard():
+    rng = np.random.default_rng(7)
+    hasher = MinHasher(512)
+    for overlap in (0, 10, 25, 40):
+        a = [f"a{i}" for i in rng.permutation(50)[:50]]
+        b = a[:overlap] + [f"b{i}" for i in range(50 - overlap)]
+        estimate = float(np.mean(hasher.signature(a) == hasher.signature(b)))
+        assert estimate == pytest.approx(jaccard(a, b), abs=0.07)
+
+
+def test_tagged_values_keep_positions():
+    values = tagged_values(np.array([7, 7, 9], dtype=np.uint32))
+    assert values == ["0_7", "1_7", "2_9"]
+    assert [untag(v) for v in values] == [(0, 7), (1, 7), (2, 9)]
+
+
+def test_a_record_without_shingles_cannot_be_signed():
+    with pytest.raises(ValueError):
+        MinHasher(4).signatures([["a"], []])

@@ -1,0 +1,67 @@
+"""What Solr stores for a record, read back from the real Solr."""
+
+import hashlib
+
+import mmh3
+from neardup_solr.indexer import index_records
+from neardup_solr.records import Record
+
+TEXT = "Art's Deli 12224 Ventura Blvd. Studio City"
+
+
+def test_fields_as_solr_stores_them(core):
+    index_records(core, [Record("536", TEXT), Record("7", "Bel-Air")], signatures=20)
+    (doc,) = core.search('id:"536"').docs
+    assert doc["content"] == TEXT
+    assert doc["md5_hash"] == hashlib.md5(b"art s deli 12224 ventura blvd studio city").hexdigest()
+    assert doc["first_word"] == "art"
+    assert doc["num_words"] == 8
+    assert doc["content_ng"] == [
+        "art s deli",
+        "s deli 12224",
+        "deli 12224 ventura",
+        "12224 ventura blvd",
+        "ventura blvd studio",
+        "blvd studio city",
+    ]
+    assert len(doc["content_sg"]) == 20
+    positions = [int(v.split("_")[0]) for v in doc["content_sg"]]
+    assert positions == list(range(20))
+    # Value 0 is the smallest shingle hash XOR mask 0.
+    mask0 = mmh3.hash("mask 0", 1, signed=False)
+    expected0 = min(mmh3.hash(s, 42, signed=False) ^ mask0 for s in doc["content_ng"])
+    assert doc["content_sg"][0] == f"0_{expected0}"
+    (short,) = core.search('id:"7"').docs
+    assert short["content_ng"] == ["bel-air"]
+    assert short["num_words"] == 1
+
+
+def test_fields_are_searchable_as_exact_terms(core):
+    index_records(core, [Record("1", TEXT)], signatures=20)
+    assert core.count('content_ng:"deli 12224 ventura"') == 1
+    assert core.count('content_ng:"deli"') == 0
+    assert core.count('first_word:"art"') == 1
+    assert core.count("num_words:[8 TO 8]") == 1
+
+
+def test_content_is_stored_but_not_searchable(core):
+    index_records(core, [Record("1", TEXT)], signatures=20)
+    field = core.get("schema/fields/content", showDefaults="true")["field"]
+    assert (field["indexed"], field["stored"]) == (False, True)
+    assert core.count('content:"Art\'s Deli 12224 Ventura Blvd. Studio City"') == 0
+
+
+def test_multi_valued_fields_and_types_in_the_schema(core):
+    fields = {f["name"]: f for f in core.get("schema/fields", showDefaults="true")["fields"]}
+    assert fields["id"]["name"] == core.get("schema/uniquekey")["uniqueKey"]
+    assert fields["content_ng"]["multiValued"] and fields["content_sg"]["multiValued"]
+    assert fields["num_words"]["type"] == "pint"
+    for name in ("md5_hash", "first_word", "content_ng", "content_sg"):
+        assert fields[name]["indexed"], name
+
+
+def test_a_record_indexed_again_replaces_the_old_one(core):
+    index_records(core, [Record("1", TEXT)], signatures=20)
+    index_records(core, [Record("1", "Hotel Bel-Air")], signatures=20)
+    assert core.count() == 1
+    assert core.search('id:"1"').docs[0]["first_word"] == "hotel"
