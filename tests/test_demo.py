@@ -1,0 +1,26 @@
+"""The README's main job, run as users run it, with data fetched from PyPI."""
+
+import re
+
+from conftest import free_port, run_cli
+
+
+def test_demo_starts_solr_fetches_data_indexes_reports_and_evaluates(tmp_path):
+    data_dir, work = tmp_path / "solr", tmp_path / "work"
+    done = run_cli("demo", "--workdir", str(work), "--port", str(free_port()), "--data-dir", str(data_dir), "--quiet")
+    try:
+        assert done.returncode == 0, done.stderr
+    finally:
+        assert run_cli("solr", "stop", "--data-dir", str(data_dir)).returncode == 0
+    records = (work / "restaurants" / "addresses.txt").read_text().splitlines()
+    gold = [line.split("\t") for line in (work / "restaurants" / "gold_pairs.tsv").read_text().splitlines()]
+    assert len(records) == 864 and len(gold) == 112
+    ids = {line.split(" ", 1)[0] for line in records}
+    assert len(ids) == 864 and all(a in ids and b in ids for a, b in gold)
+    gold_set = {frozenset(pair) for pair in gold}
+    for mode in ("shingles", "minhash"):
+        pairs = [line.split("\t") for line in (work / f"pairs-{mode}.tsv").read_text().splitlines()]
+        true = sum(frozenset(p[:2]) in gold_set for p in pairs)
+        row = re.search(rf"^{mode} +found=(\d+) true=(\d+) ", done.stdout, re.M)
+        assert row and (int(row[1]), int(row[2])) == (len(pairs), true), done.stdout
+        assert true / len(pairs) >= 0.9
