@@ -15,19 +15,19 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from . import server
-from .candidates import MINHASH, SHINGLES, TOP_CANDIDATES, near_duplicates
+from . import bands, plots, server
+from .candidates import MODES, near_duplicates
 from .datasets import fetch_restaurants, guide_records
-from .documents import DEFAULT_SIGNATURES
+from .documents import LSH_SHINGLES, IndexSettings
 from .errors import NeardupError
-from .evaluate import read_gold, score
+from .evaluate import missed, read_gold, score, values_by_truth
 from .indexer import BATCH_SIZE, index_records
 from .pairs import atomic_output, read_pairs, write_pairs
 from .records import RecordReader
+from .similarity import DEFAULT_THRESHOLD
 from .solr import DEFAULT_URL, Solr
 
 EXIT_SKIPPED_LINES = 6
-MODES = {"shingles": SHINGLES, "minhash": MINHASH}
 
 
 def say(message: str) -> None:
@@ -185,12 +185,19 @@ def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
 @cli.command("index")
 @click.argument("records", type=click.Path(dir_okay=False, path_type=Path))
 @solr_url_option
-@click.option("--signatures", type=click.IntRange(1, 1024), default=DEFAULT_SIGNATURES, show_default=True,
-              help="MinHash values stored per record.")
+@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
+              help="MinHash values of word shingles per record (--minhash).")
+@click.option("--bands", type=click.IntRange(1, 1024), default=IndexSettings.bands, show_default=True,
+              help="LSH bands per record (default mode).")
+@click.option("--band-rows", type=click.IntRange(1, 64), default=IndexSettings.rows, show_default=True,
+              help="MinHash values per LSH band.")
+@click.option("--lsh-shingles", type=click.Choice(LSH_SHINGLES), default=IndexSettings.lsh_shingles,
+              show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: Path, solr_url: str, signatures: int, batch_size: int, strict: bool, quiet: bool) -> None:
+def index(records: Path, solr_url: str, signatures: int, bands: int, band_rows: int, lsh_shingles: str,
+          batch_size: int, strict: bool, quiet: bool) -> None:
     """Index an `ID TEXT` file, replacing what the index held.
 
     Bad lines are reported with file and line number and skipped; the exit
@@ -201,11 +208,13 @@ def index(records: Path, solr_url: str, signatures: int, batch_size: int, strict
       neardup index data/addresses.txt
     """
     solr = connect(solr_url)
+    settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles)
     reader = RecordReader(records, strict=strict, on_bad=lambda bad: say(f"skipped {bad}"))
     started = time.monotonic()
     solr.delete_all()
+    settings.save(solr)
     with progress(None, "rec", quiet, "indexing") as bar:
-        count = index_records(solr, reader, signatures=signatures, batch_size=batch_size, progress=bar)
+        count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad lines" if reader.bad else ""))
     if reader.bad:
@@ -214,34 +223,44 @@ def index(records: Path, solr_url: str, signatures: int, batch_size: int, strict
 
 @cli.command("report")
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--shingles", "mode", flag_value="shingles", help="Candidates share word 3-shingles.")
-@click.option("--minhash", "mode", flag_value="minhash", help="Candidates share MinHash values.")
+@click.option("--lsh", "mode", flag_value="lsh", default=True,
+              help="The default: LSH band candidates, weighted-cosine verification.")
+@click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
+@click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="Smallest similarity reported (default mode).")
 @click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
-              help="Largest word edit distance reported.")
-@click.option("--signatures", type=click.IntRange(1, 1024), default=DEFAULT_SIGNATURES, show_default=True,
+              help="Largest word edit distance reported (reference modes).")
+@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values compared (--minhash).")
-@click.option("--rows", type=click.IntRange(1), default=TOP_CANDIDATES, show_default=True,
-              help="Candidates verified per record.")
+@click.option("--rows", type=click.IntRange(1), help="Candidates verified per record [default: 100 for the "
+              "default mode, 10 for the reference modes].")
 @solr_url_option
 @quiet_option
-def report(out: Path, mode: str | None, max_dist: int, signatures: int, rows: int, solr_url: str, quiet: bool) -> None:
-    """Write every near-duplicate pair to OUT: `id<TAB>neighbour<TAB>distance`.
+def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int | None,
+           solr_url: str, quiet: bool) -> None:
+    """Write every near-duplicate pair to OUT.
 
-    The reference workflow: candidates share shingles or MinHash values and
-    have the same first word; the best ROWS per record are kept when their
-    word-level edit distance is at most MAX_DIST.
+    Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus `<TAB>similarity`
+    in the default mode.
+
+    The default mode finds candidates sharing an LSH band of the repaired
+    text's character 3-grams, with no blocking, and keeps those whose
+    rarity- and position-weighted cosine similarity reaches THRESHOLD. The
+    reference modes (--shingles, --minhash) block on the first word, take
+    the best ROWS by shared values and keep those within MAX_DIST words.
 
     \b
     Examples:
+      neardup report pairs.tsv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
-    if mode is None:
-        raise click.UsageError("choose a mode: --shingles or --minhash")
     solr = connect(solr_url)
     started = time.monotonic()
     with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
-        found = near_duplicates(solr, MODES[mode], max_dist=max_dist, signatures=signatures, rows=rows, progress=bar)
+        found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
+                                threshold=threshold, progress=bar)
         count = write_pairs(out, found)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
 
@@ -250,15 +269,76 @@ def report(out: Path, mode: str | None, max_dist: int, signatures: int, rows: in
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
               help="True pairs, two ids per line.")
-def evaluate(pairs: Path, gold: Path) -> None:
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Histogram PNG of the pairs' similarities, true vs false [default: PAIRS with .png].")
+@click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
+@click.option("--missed", "show_missed", is_flag=True, help="List the true pairs that were not reported.")
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The `ID TEXT` file, to show the texts of missed pairs.")
+def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
+             records: Path | None) -> None:
     """Score a pair file against true pairs; the last line holds the numbers.
 
     \b
     Example:
-      neardup evaluate out.tsv --gold gold_pairs.tsv
+      neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
     """
-    click.echo(score(read_pairs(pairs), read_gold(gold)).line())
+    found, truth = read_pairs(pairs), read_gold(gold)
+    if not no_plot:
+        true_values, false_values, label = values_by_truth(found, truth)
+        path = plots.similarity_histogram(plot or pairs.with_suffix(".png"), true_values, false_values, label)
+        say(f"saved the histogram of {label} to {path}")
+    if show_missed:
+        texts = {r.id: r.text for r in RecordReader(records)} if records else {}
+        for a, b in missed(found, truth):
+            shown = f"\t{texts[a]}\t{texts[b]}" if a in texts and b in texts else ""
+            click.echo(f"missed\t{a}\t{b}{shown}")
+    click.echo(score(found, truth).line())
+
+
+@cli.command("tune")
+@click.option("--low", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Similarity below which pairs should almost never be candidates.")
+@click.option("--high", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Similarity above which pairs should almost always be candidates.")
+@click.option("--hashes", type=click.IntRange(1, 4096), default=128, show_default=True,
+              help="MinHash values available (bands x rows may not exceed it).")
+@click.option("--miss", type=click.FloatRange(0, 1, min_open=True), default=0.01, show_default=True,
+              help="Allowed chance of missing a pair at HIGH.")
+@click.option("--false-hit", type=click.FloatRange(0, 1, min_open=True), default=0.001, show_default=True,
+              help="Allowed chance of a pair at LOW becoming a candidate.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=Path("s-curve.png"),
+              show_default=True, help="Where to save the S-curve.")
+def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, plot: Path) -> None:
+    """Choose LSH bands x rows from two similarity targets.
+
+    Solves 1-(1-s^r)^b directly: for each r, the fewest bands b catching
+    HIGH with probability >= 1-MISS, checked against catching LOW with
+    probability <= FALSE_HIT. Prints the table and the choice, and saves
+    the S-curve.
+
+    \b
+    Example:
+      neardup tune --low 0.05 --high 0.5 --hashes 128
+    """
+    if low >= high:
+        raise click.BadParameter("--low must be below --high")
+    tuning = bands.tune(low, high, hashes, miss=miss, false_hit=false_hit)
+    click.echo(f"{'rows':>5} {'bands':>6} {'hashes':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
+    for row in tuning.table:
+        if row.bands >= 1 and (row.rows <= 12 or row is tuning.choice):
+            ok = row.p_low <= false_hit and row.p_high >= 1 - miss
+            click.echo(f"{row.rows:>5} {row.bands:>6} {row.hashes:>6} {row.p_low:>9.5f} {row.p_high:>9.5f} "
+                       f"{row.threshold:>5.2f}  {'yes' if ok else 'no'}")
+    c = tuning.choice
+    if tuning.meets:
+        click.echo(f"choice: --bands {c.bands} --band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f})")
+    else:
+        click.echo(f"no bands x rows within {hashes} hashes meets both targets; closest: --bands {c.bands} "
+                   f"--band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
+                   f"meeting both needs {tuning.hashes_needed} hashes")
+    say(f"saved the S-curve to {plots.s_curve(plot, c, low, high)}")
 
 
 @cli.command("demo")
@@ -274,7 +354,8 @@ def evaluate(pairs: Path, gold: Path) -> None:
 def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int, data_dir: Path, quiet: bool) -> None:
     """The main job: local Solr, restaurant data, index, report, evaluate.
 
-    Leaves Solr running for more queries; `neardup solr stop` ends it.
+    Prints one line per mode. Leaves Solr running for more queries;
+    `neardup solr stop` ends it.
     """
     server.start(data_dir, port, echo=say)
     url = server.local_url(port)
@@ -285,14 +366,12 @@ def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int,
                    out=addresses)
     else:
         addresses, gold = fetch_restaurants(data)
-    ctx.invoke(index, records=addresses, solr_url=url, signatures=DEFAULT_SIGNATURES, batch_size=BATCH_SIZE,
-               strict=False, quiet=quiet)
+    ctx.invoke(index, records=addresses, solr_url=url, quiet=quiet)
     lines = []
     for mode in MODES:
         out = workdir / f"pairs-{mode}.tsv"
         started = time.monotonic()
-        ctx.invoke(report, out=out, mode=mode, max_dist=2, signatures=DEFAULT_SIGNATURES, rows=TOP_CANDIDATES,
-                   solr_url=url, quiet=quiet)
+        ctx.invoke(report, out=out, mode=mode, solr_url=url, quiet=quiet)
         lines.append(f"{mode:<9} {score(read_pairs(out), read_gold(gold)).line()} "
                      f"seconds={time.monotonic() - started:.1f}")
     click.echo("\n".join(lines))

@@ -1,34 +1,101 @@
-"""One record as one Solr document: the pipeline's values, ready to store."""
+"""One record as one Solr document: the pipeline's values, ready to store.
+
+Fields for the reference workflow (``md5_hash``, ``first_word``, ``num_words``,
+``content_ng``, ``content_sg``) come from the reference normalization; fields
+for the default mode (``tokens``, ``content_lsh``) from the repaired one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from .bands import band_keys
 from .records import Record
-from .shingles import word_shingles
+from .repair import repair
+from .shingles import char_shingles, word_shingles
 from .signatures import MinHasher, tagged_values
-from .solr import index_term
+from .solr import Solr, index_term
 from .text import first_word, md5_hex, normalize, words
 
-# The reference workflow's signature length.
-DEFAULT_SIGNATURES = 20
+LSH_SHINGLES = ("chars", "words")
 
 
-def documents(records: Sequence[Record], hasher: MinHasher) -> list[dict[str, Any]]:
-    normalized = [normalize(r.text) for r in records]
-    tokens = [words(n) for n in normalized]
-    shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
-    signatures = hasher.signatures(shingles)
-    return [
-        {
-            "id": record.id,
-            "content": record.text,
-            "md5_hash": md5_hex(norm),
-            "first_word": index_term(first_word(norm)),
-            "num_words": len(toks),
-            "content_ng": ngrams,
-            "content_sg": tagged_values(signature),
-        }
-        for record, norm, toks, ngrams, signature in zip(records, normalized, tokens, shingles, signatures)
-    ]
+def repaired_tokens(repaired: str) -> list[str]:
+    """Words of repaired text as the ``tokens`` field holds them."""
+    return [index_term(w) for w in repaired.split()]
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How records were indexed; kept in the index so later runs agree.
+
+    ``signatures``: MinHash values of word shingles for ``--minhash`` (the
+    reference's 20). ``bands`` x ``rows``: LSH banding of a second MinHash,
+    over character 3-grams of the repaired text (``lsh_shingles="chars"``,
+    for short records) or its word 3-shingles (``"words"``, for documents).
+    42 x 3 makes pairs of Jaccard 0.5 candidates with probability 0.996 and
+    pairs of 0.05 with 0.005 (see ``neardup tune``).
+    """
+
+    signatures: int = 20
+    bands: int = 42
+    rows: int = 3
+    lsh_shingles: str = "chars"
+
+    def __post_init__(self) -> None:
+        if self.lsh_shingles not in LSH_SHINGLES:
+            raise ValueError(f"lsh_shingles must be one of {LSH_SHINGLES}")
+
+    def save(self, solr: Solr) -> None:
+        solr.set_user_properties({f"neardup.{k}": str(v) for k, v in asdict(self).items()})
+
+    @classmethod
+    def load(cls, solr: Solr) -> IndexSettings:
+        stored = solr.user_properties()
+        defaults = asdict(cls())
+        return cls(**{k: type(v)(stored[f"neardup.{k}"]) for k, v in defaults.items() if f"neardup.{k}" in stored})
+
+
+class DocumentBuilder:
+    """Builds documents (and query keys) with one fixed set of settings."""
+
+    def __init__(self, settings: IndexSettings):
+        self.settings = settings
+        self._reference = MinHasher(settings.signatures)
+        self._lsh = MinHasher(settings.bands * settings.rows)
+
+    def lsh_shingles(self, repaired: str) -> list[str]:
+        if self.settings.lsh_shingles == "chars":
+            return [index_term(s) for s in char_shingles(repaired)]
+        return [index_term(s) for s in word_shingles(repaired.split())]
+
+    def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
+        """LSH keys of repaired texts."""
+        signatures = self._lsh.signatures([self.lsh_shingles(r) for r in repaired])
+        return band_keys(signatures, self.settings.bands, self.settings.rows)
+
+    def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
+        normalized = [normalize(r.text) for r in records]
+        tokens = [words(n) for n in normalized]
+        shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
+        signatures = self._reference.signatures(shingles)
+        repaired = [repair(r.text) for r in records]
+        keys = self.band_keys(repaired)
+        return [
+            {
+                "id": record.id,
+                "content": record.text,
+                "md5_hash": md5_hex(norm),
+                "first_word": index_term(first_word(norm)),
+                "num_words": len(toks),
+                "content_ng": ngrams,
+                "content_sg": tagged_values(signature),
+                "tokens": list(dict.fromkeys(repaired_tokens(fixed))),
+                "content_lsh": lsh,
+            }
+            for record, norm, toks, ngrams, signature, fixed, lsh in zip(
+                records, normalized, tokens, shingles, signatures, repaired, keys
+            )
+        ]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .pairs import Pair
+from .records import id_key
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,21 @@ def read_gold(path: Path | str) -> set[frozenset[str]]:
 def score(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> Score:
     found = {p.key for p in pairs}
     return Score(found=len(found), true=len(found & gold), gold=len(gold))
+
+
+def missed(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> list[tuple[str, str]]:
+    """True pairs not reported, in id order."""
+    found = {p.key for p in pairs}
+    return sorted((tuple(sorted(g, key=id_key)) for g in gold - found), key=lambda p: (id_key(p[0]), id_key(p[1])))
+
+
+def values_by_truth(pairs: list[Pair], gold: set[frozenset[str]]) -> tuple[list[float], list[float], str]:
+    """Each reported pair's similarity (or, without one, its edit distance),
+    split into true and false pairs, with the value's name."""
+    if pairs and all(p.similarity is not None for p in pairs):
+        value, label = (lambda p: p.similarity), "similarity"
+    else:
+        value, label = (lambda p: float(p.distance)), "word edit distance"
+    true = [value(p) for p in pairs if p.key in gold]
+    false = [value(p) for p in pairs if p.key not in gold]
+    return true, false, label

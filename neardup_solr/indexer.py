@@ -7,10 +7,9 @@ from itertools import islice
 
 from tqdm import tqdm
 
-from .documents import documents
+from .documents import DocumentBuilder, IndexSettings
 from .parallel import bounded_map
 from .records import Record
-from .signatures import MinHasher
 from .solr import Solr
 
 BATCH_SIZE = 1000
@@ -27,16 +26,16 @@ def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
 def index_records(
     solr: Solr,
     records: Iterable[Record],
+    settings: IndexSettings = IndexSettings(),
     *,
-    signatures: int,
     batch_size: int = BATCH_SIZE,
     progress: tqdm | None = None,
 ) -> int:
     """Index ``records`` and commit; returns how many were sent."""
-    hasher = MinHasher(signatures)
+    builder = DocumentBuilder(settings)
 
     def send(batch: list[Record]) -> int:
-        solr.add(documents(batch, hasher))
+        solr.add(builder.documents(batch))
         return len(batch)
 
     sent = 0

@@ -1,5 +1,6 @@
-"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance``, one pair per line.
+"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance[<TAB>similarity]``.
 
+One pair per line; the default mode adds the similarity it verified with.
 Each pair is written once, smaller id first, lines in id order, so two runs
 that find the same pairs write the same bytes. Files are written to a
 temporary name and renamed when complete: a crash never leaves a file that
@@ -23,14 +24,15 @@ class Pair(NamedTuple):
     a: str
     b: str
     distance: int
+    similarity: float | None = None
 
     @property
     def key(self) -> frozenset[str]:
         return frozenset((self.a, self.b))
 
 
-def ordered(a: str, b: str, distance: int) -> Pair:
-    return Pair(a, b, distance) if id_key(a) <= id_key(b) else Pair(b, a, distance)
+def ordered(a: str, b: str, distance: int, similarity: float | None = None) -> Pair:
+    return Pair(a, b, distance, similarity) if id_key(a) <= id_key(b) else Pair(b, a, distance, similarity)
 
 
 @contextmanager
@@ -54,7 +56,8 @@ def write_pairs(path: Path | str, pairs: Iterable[Pair]) -> int:
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
     with atomic_output(path) as out:
         for p in rows:
-            out.write(f"{p.a}\t{p.b}\t{p.distance}\n")
+            similarity = "" if p.similarity is None else f"\t{p.similarity:.4f}"
+            out.write(f"{p.a}\t{p.b}\t{p.distance}{similarity}\n")
     return len(rows)
 
 
@@ -73,5 +76,9 @@ def read_pairs(path: Path | str) -> list[Pair]:
         distance = fields[2] if len(fields) > 2 else "0"
         if not distance.strip().isdigit():
             raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")
-        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance)))
+        try:
+            similarity = float(fields[3]) if len(fields) > 3 else None
+        except ValueError:
+            raise InputError(f"{path}:{number}: similarity {fields[3]!r} is not a number") from None
+        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance), similarity))
     return pairs

@@ -23,3 +23,18 @@ def jaccard(a: set[str] | list[str], b: set[str] | list[str]) -> float:
     if not sa and not sb:
         return 1.0
     return len(sa & sb) / len(sa | sb)
+
+
+CHAR_SHINGLE_SIZE = 3
+
+
+def char_shingles(text: str, n: int = CHAR_SHINGLE_SIZE) -> list[str]:
+    """Distinct character n-grams (spaces included), for short records.
+
+    A name of a few words has too few word shingles to be compared by them;
+    its character n-grams survive a typo, a dropped letter or a joined word.
+    Text shorter than n is one shingle, itself.
+    """
+    if len(text) <= n:
+        return [text] if text else []
+    return list(dict.fromkeys(text[i : i + n] for i in range(len(text) - n + 1)))

@@ -137,6 +137,26 @@ class Solr:
                 return
             cursor = page.nextCursorMark
 
+    def term_counts(self, field: str, terms: Sequence[str] | None = None) -> dict[str, int]:
+        """How many live documents hold each term of ``field`` (all terms, or
+        just ``terms``, which must not contain commas): exact facet counts,
+        summed over every shard."""
+        params = {"facet.field": field, "facet.limit": -1, "facet.mincount": 1, "facet.sort": "index"}
+        if terms is not None:
+            params.update({"facet.field": f"{{!terms=$only}}{field}", "only": ",".join(terms)})
+        found = self.search("*:*", rows=0, facet="true", **params)
+        flat = found.facets["facet_fields"][field]
+        return dict(zip(flat[::2], flat[1::2]))
+
+    def user_properties(self) -> dict[str, str]:
+        """Properties kept in the core's (or collection's) config overlay."""
+        return self.get("config/overlay").get("overlay", {}).get("userProps", {})
+
+    def set_user_properties(self, values: dict[str, str]) -> None:
+        body = json.dumps({"set-user-property": values})
+        self._call("config update", self._client._send_request, "post", "config", body,
+                    {"Content-type": "application/json"})
+
     def get(self, path: str, **params: Any) -> dict[str, Any]:
         """A GET on ``url/path`` (admin and schema endpoints), decoded from JSON."""
         text = self._call("request", self._client._send_request, "get", f"{path}?{_encode(params)}")

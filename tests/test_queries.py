@@ -2,7 +2,7 @@
 
 import pytest
 
-from neardup_solr.candidates import MINHASH, SHINGLES, near_duplicates
+from neardup_solr.candidates import LSH, MINHASH, SHINGLES, near_duplicates
 from neardup_solr.indexer import index_records
 from neardup_solr.pairs import Pair
 from neardup_solr.records import Record
@@ -67,21 +67,22 @@ def test_hostile_records_find_their_twins_and_nothing_else(core):
     records = []
     for i, text in enumerate(texts):
         records += [Record(f"{i}a", text), Record(f"{i}b", text)]
-    index_records(core, records, signatures=20)
+    index_records(core, records)
     for mode in (SHINGLES, MINHASH):
         pairs = sorted(near_duplicates(core, mode, max_dist=2, signatures=20))
         assert pairs == [Pair(f"{i}a", f"{i}b", 0) for i in range(len(texts))], mode.name
+    pairs = sorted(near_duplicates(core, LSH))
+    assert [(p.a, p.b, p.distance) for p in pairs] == [(f"{i}a", f"{i}b", 0) for i in range(len(texts))]
+    assert all(p.similarity == pytest.approx(1.0) for p in pairs)
 
 
 def test_a_5000_word_record_finds_its_one_word_variant(core):
     words = [f"w{i % 997}x{i}" for i in range(5000)]
     changed = words[:2500] + ["changed"] + words[2501:]
     unrelated = [f"u{i}" for i in range(5000)]
-    index_records(
-        core,
-        [Record("1", " ".join(words)), Record("2", " ".join(changed)), Record("3", " ".join(unrelated))],
-        signatures=20,
-    )
+    index_records(core, [Record("1", " ".join(words)), Record("2", " ".join(changed)), Record("3", " ".join(unrelated))])
     assert len(core.search('id:"1"', fl="content_ng").docs[0]["content_ng"]) == 4998  # > 1024 clauses
     for mode in (SHINGLES, MINHASH):
         assert list(near_duplicates(core, mode, max_dist=2, signatures=20)) == [Pair("1", "2", 1)], mode.name
+    (pair,) = near_duplicates(core, LSH)
+    assert (pair.a, pair.b, pair.distance) == ("1", "2", 1) and pair.similarity > 0.99

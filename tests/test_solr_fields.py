@@ -10,7 +10,7 @@ TEXT = "Art's Deli 12224 Ventura Blvd. Studio City"
 
 
 def test_fields_as_solr_stores_them(core):
-    index_records(core, [Record("536", TEXT), Record("7", "Bel-Air")], signatures=20)
+    index_records(core, [Record("536", TEXT), Record("7", "Bel-Air")])
     (doc,) = core.search('id:"536"').docs
     assert doc["content"] == TEXT
     assert doc["md5_hash"] == hashlib.md5(b"art s deli 12224 ventura blvd studio city").hexdigest()
@@ -37,7 +37,7 @@ def test_fields_as_solr_stores_them(core):
 
 
 def test_fields_are_searchable_as_exact_terms(core):
-    index_records(core, [Record("1", TEXT)], signatures=20)
+    index_records(core, [Record("1", TEXT)])
     assert core.count('content_ng:"deli 12224 ventura"') == 1
     assert core.count('content_ng:"deli"') == 0
     assert core.count('first_word:"art"') == 1
@@ -45,7 +45,7 @@ def test_fields_are_searchable_as_exact_terms(core):
 
 
 def test_content_is_stored_but_not_searchable(core):
-    index_records(core, [Record("1", TEXT)], signatures=20)
+    index_records(core, [Record("1", TEXT)])
     field = core.get("schema/fields/content", showDefaults="true")["field"]
     assert (field["indexed"], field["stored"]) == (False, True)
     assert core.count('content:"Art\'s Deli 12224 Ventura Blvd. Studio City"') == 0
@@ -61,7 +61,7 @@ def test_multi_valued_fields_and_types_in_the_schema(core):
 
 
 def test_a_record_indexed_again_replaces_the_old_one(core):
-    index_records(core, [Record("1", TEXT)], signatures=20)
-    index_records(core, [Record("1", "Hotel Bel-Air")], signatures=20)
+    index_records(core, [Record("1", TEXT)])
+    index_records(core, [Record("1", "Hotel Bel-Air")])
     assert core.count() == 1
     assert core.search('id:"1"').docs[0]["first_word"] == "hotel"
