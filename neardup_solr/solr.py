@@ -138,9 +138,9 @@ class Solr:
             cursor = page.nextCursorMark
 
     def term_counts(self, field: str, terms: Sequence[str] | None = None) -> dict[str, int]:
-        """How many live documents hold each term of ``field`` (all terms, or
-        just ``terms``, which must not contain commas): exact facet counts,
-        summed over every shard."""
+        """How many live documents hold each term of ``field``: every term held,
+        or just ``terms`` (which must not contain commas; absent ones count 0).
+        Exact facet counts, summed over every shard."""
         params = {"facet.field": field, "facet.limit": -1, "facet.mincount": 1, "facet.sort": "index"}
         if terms is not None:
             params.update({"facet.field": f"{{!terms=$only}}{field}", "only": ",".join(terms)})

@@ -3,8 +3,11 @@
 import hashlib
 
 import mmh3
+from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import index_records
 from neardup_solr.records import Record
+from neardup_solr.repair import repair
+from neardup_solr.solr import term
 
 TEXT = "Art's Deli 12224 Ventura Blvd. Studio City"
 
@@ -65,3 +68,23 @@ def test_a_record_indexed_again_replaces_the_old_one(core):
     index_records(core, [Record("1", "Hotel Bel-Air")])
     assert core.count() == 1
     assert core.search('id:"1"').docs[0]["first_word"] == "hotel"
+
+
+def test_band_keys_and_tokens_as_solr_stores_them(core):
+    index_records(core, [Record("1", TEXT), Record("2", "Art's Delicatessen 12224 Ventura Boulevard")])
+    (doc,) = core.search('id:"1"', fl="content_lsh,tokens").docs
+    expected = DocumentBuilder(IndexSettings()).band_keys([repair(TEXT)])[0]
+    assert len(expected) == 42 and sorted(doc["content_lsh"]) == sorted(expected)
+    assert all(core.count(term("content_lsh", key)) >= 1 for key in expected)
+    assert sorted(doc["tokens"]) == sorted(["art", "deli", "12224", "ventura", "blvd", "studio", "city"])
+    counts = core.term_counts("tokens")
+    assert counts["art"] == counts["12224"] == counts["blvd"] == 2
+    assert counts["deli"] == counts["delicatessen"] == 1
+    assert core.term_counts("tokens", ["deli", "blvd", "absent"]) == {"deli": 1, "blvd": 2, "absent": 0}
+
+
+def test_index_settings_are_kept_in_the_index(core):
+    assert IndexSettings.load(core) == IndexSettings()
+    settings = IndexSettings(signatures=32, bands=20, rows=5, lsh_shingles="words")
+    settings.save(core)
+    assert IndexSettings.load(core) == settings

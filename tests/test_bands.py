@@ -1,0 +1,100 @@
+"""LSH banding: keys, the S-curve, and choosing bands x rows."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from neardup_solr.bands import band_hashes, band_keys, collision_probability, tune
+from neardup_solr.signatures import MinHasher
+
+
+def test_band_keys_are_tagged_with_their_band_and_depend_only_on_it():
+    sig = np.array([[1, 2, 3, 4, 5, 6], [1, 2, 3, 9, 5, 6], [4, 5, 6, 1, 2, 3]], dtype=np.uint32)
+    keys = band_keys(sig, bands=3, rows=2)
+    assert [k.split("_")[0] for k in keys[0]] == ["0", "1", "2"]
+    assert all(len(k.split("_")[1]) == 16 for k in keys[0])
+    assert keys[0][0] == keys[1][0] and keys[0][2] == keys[1][2]  # same rows, same key
+    assert keys[0][1] != keys[1][1]  # one value differs
+    # The same values in another band make another key.
+    assert keys[2][0] != keys[0][1] and keys[2][1] != keys[0][0]
+    assert set(keys[2]).isdisjoint(keys[0])
+
+
+def test_banding_needs_enough_values():
+    with pytest.raises(ValueError):
+        band_hashes(np.zeros((1, 5), dtype=np.uint32), bands=3, rows=2)
+
+
+def brute_force(low, high, hashes, miss=0.01, false_hit=0.001):
+    """Every (b, r) within the budget, straight from the S-curve."""
+    return [
+        (b, r)
+        for r in range(1, hashes + 1)
+        for b in range(1, hashes // r + 1)
+        if collision_probability(high, b, r) >= 1 - miss and collision_probability(low, b, r) <= false_hit
+    ]
+
+
+@pytest.mark.parametrize("low,high,hashes", [(0.2, 0.8, 256), (0.1, 0.7, 200), (0.3, 0.9, 128), (0.05, 0.5, 400)])
+def test_tune_picks_the_cheapest_choice_meeting_both_targets(low, high, hashes):
+    tuning = tune(low, high, hashes)
+    feasible = brute_force(low, high, hashes)
+    assert tuning.meets and feasible
+    c = tuning.choice
+    assert (c.bands, c.rows) in feasible
+    assert c.hashes == min(b * r for b, r in feasible)
+    assert c.p_low == pytest.approx(1 - (1 - low**c.rows) ** c.bands)
+    assert c.p_high == pytest.approx(1 - (1 - high**c.rows) ** c.bands)
+
+
+@pytest.mark.parametrize("low,high,hashes", [(0.2, 0.8, 128), (0.3, 0.9, 64)])
+def test_tune_agrees_with_brute_force_when_nothing_fits(low, high, hashes):
+    tuning = tune(low, high, hashes)
+    assert not tuning.meets and not brute_force(low, high, hashes)
+    assert brute_force(low, high, tuning.hashes_needed)
+    assert not brute_force(low, high, tuning.hashes_needed - 1)
+
+
+def test_tune_says_when_no_choice_fits_and_how_many_hashes_would():
+    tuning = tune(0.05, 0.5, 128)
+    assert not tuning.meets and not brute_force(0.05, 0.5, 128)
+    assert tuning.hashes_needed == min(
+        b * r for r in range(1, 16) for b in range(1, 400)
+        if collision_probability(0.5, b, r) >= 0.99 and collision_probability(0.05, b, r) <= 0.001
+    )
+    assert tuning.choice.hashes <= 128
+    assert brute_force(0.05, 0.5, tuning.hashes_needed)
+
+
+def test_band_collisions_follow_the_s_curve():
+    """Pairs of known Jaccard similarity collide as often as 1-(1-s^r)^b says."""
+    bands, rows, trials = 8, 4, 400
+    hasher = MinHasher(bands * rows)
+    rng = np.random.default_rng(3)
+    for shared in (10, 30, 45):  # of 60 elements each: J = shared / (120 - shared)
+        s = shared / (120 - shared)
+        hits = 0
+        for t in range(trials):
+            common = [f"c{t}_{i}" for i in range(shared)]
+            a = common + [f"a{t}_{i}" for i in range(60 - shared)]
+            b = common + [f"b{t}_{i}" for i in range(60 - shared)]
+            ka, kb = band_keys(hasher.signatures([list(rng.permutation(a)), b]), bands, rows)
+            hits += bool(set(ka) & set(kb))
+        expected = collision_probability(s, bands, rows)
+        assert abs(hits / trials - expected) < 4 * np.sqrt(expected * (1 - expected) / trials) + 0.02, (s, hits)
+
+
+def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
+    from conftest import run_cli
+
+    plot = tmp_path / "curve.png"
+    done = run_cli("tune", "--low", "0.1", "--high", "0.7", "--hashes", "200", "--plot", str(plot))
+    assert done.returncode == 0, done.stderr
+    c = tune(0.1, 0.7, 200).choice
+    assert f"choice: --bands {c.bands} --band-rows {c.rows} " in done.stdout
+    assert done.stdout.splitlines()[0].split() == ["rows", "bands", "hashes", "P(low)", "P(high)", "s*", "meets"]
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot))
+    # r=4: 72 bands catch 0.5 (1-(15/16)^72 >= 0.99) and up to 160 keep 0.05 under 0.001.
+    assert "meeting both needs 288 hashes" in done.stdout
