@@ -7,6 +7,7 @@ error; 6 done, but bad input lines were skipped; 130 interrupted.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -40,13 +41,6 @@ def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:
     return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=True if quiet else None, file=sys.stderr)
 
 
-solr_url_option = click.option(
-    "--solr-url",
-    envvar="SOLR_URL",
-    default=DEFAULT_URL,
-    show_default=True,
-    help="Solr core or collection URL (env SOLR_URL).",
-)
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 data_dir_option = click.option(
     "--data-dir",
@@ -58,10 +52,34 @@ data_dir_option = click.option(
 port_option = click.option("--port", type=click.IntRange(1, 65535), default=server.DEFAULT_PORT, show_default=True)
 
 
-def connect(solr_url: str) -> Solr:
-    solr = Solr(solr_url)
-    solr.ping()
-    return solr
+def solr_connection(command):
+    """Adds the options that say where Solr is and how to reach it, and
+    passes the command a ``solr`` that has answered a ping."""
+
+    @click.option("--solr-url", envvar="SOLR_URL", default=DEFAULT_URL, show_default=True,
+                  help="Solr core or collection URL (env SOLR_URL).")
+    @click.option("--user", envvar="SOLR_USER", help="User for basic authentication (env SOLR_USER).")
+    @click.option("--password-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+                  help="File holding the password (else env SOLR_PASSWORD).")
+    @click.option("--ca-cert", envvar="SOLR_CA_CERT", type=click.Path(dir_okay=False, exists=True),
+                  help="CA certificate (PEM) to verify Solr's TLS certificate with (env SOLR_CA_CERT).")
+    @click.option("--timeout", envvar="NEARDUP_TIMEOUT", type=click.FloatRange(0, min_open=True), default=120.0,
+                  show_default=True, help="Seconds to wait for one Solr answer (env NEARDUP_TIMEOUT).")
+    @click.option("--retries", envvar="NEARDUP_RETRIES", type=click.IntRange(0, 10), default=3, show_default=True,
+                  help="Retries after connection errors and 5xx answers, with exponential backoff.")
+    @functools.wraps(command)
+    def wrapper(*args, solr_url, user, password_file, ca_cert, timeout, retries, **kwargs):
+        auth = None
+        if user:
+            password = password_file.read_text().rstrip("\r\n") if password_file else os.environ.get("SOLR_PASSWORD")
+            if password is None:
+                raise NeardupError(f"no password for user {user!r}", hint="set SOLR_PASSWORD or use --password-file")
+            auth = (user, password)
+        solr = Solr(solr_url, timeout=timeout, retries=retries, auth=auth, verify=ca_cert or True)
+        solr.ping()
+        return command(*args, solr=solr, **kwargs)
+
+    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -184,7 +202,7 @@ def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
 
 @cli.command("index")
 @click.argument("records", type=click.Path(dir_okay=False, path_type=Path))
-@solr_url_option
+@solr_connection
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values of word shingles per record (--minhash).")
 @click.option("--bands", type=click.IntRange(1, 1024), default=IndexSettings.bands, show_default=True,
@@ -196,20 +214,24 @@ def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: Path, solr_url: str, signatures: int, bands: int, band_rows: int, lsh_shingles: str,
+def index(records: Path, solr: Solr, signatures: int, bands: int, band_rows: int, lsh_shingles: str,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index an `ID TEXT` file, replacing what the index held.
 
-    Bad lines are reported with file and line number and skipped; the exit
-    code is then 6.
+    Bad lines are reported with file and line number and skipped, with a
+    count at the end and exit code 6; the valid records are all indexed.
+    With --strict the file is checked first and the first bad line fails
+    the command (exit code 4) before the index is touched.
 
     \b
     Example:
       neardup index data/addresses.txt
     """
-    solr = connect(solr_url)
     settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles)
-    reader = RecordReader(records, strict=strict, on_bad=lambda bad: say(f"skipped {bad}"))
+    if strict:
+        for _ in RecordReader(records, strict=True):
+            pass
+    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"))
     started = time.monotonic()
     solr.delete_all()
     settings.save(solr)
@@ -235,10 +257,10 @@ def index(records: Path, solr_url: str, signatures: int, bands: int, band_rows: 
               help="MinHash values compared (--minhash).")
 @click.option("--rows", type=click.IntRange(1), help="Candidates verified per record [default: 100 for the "
               "default mode, 10 for the reference modes].")
-@solr_url_option
+@solr_connection
 @quiet_option
 def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int | None,
-           solr_url: str, quiet: bool) -> None:
+           solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus `<TAB>similarity`
@@ -256,7 +278,6 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
-    solr = connect(solr_url)
     started = time.monotonic()
     with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
         found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,

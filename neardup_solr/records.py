@@ -4,7 +4,8 @@ A line is one record: an id, one space or tab, the text. Lines that cannot be
 records are reported with file and line number and skipped; the records
 around them are kept. What counts as bad, with the reason each gets:
 
-- an empty line, a line without text, an id the id rule rejects;
+- an empty line, a line starting with white space (no id), a line without
+  text, an id the id rule rejects;
 - an id seen before in the same file (the first one is kept);
 - bytes that are not UTF-8; NUL or other control characters (tab is fine);
 - a line longer than ``max_line_bytes``;
@@ -115,6 +116,8 @@ def _parse(raw: bytes | None, limit: int) -> tuple[Record | None, str]:
     control = _CONTROL.search(line)
     if control:
         return None, f"control character U+{ord(control.group()):04X} at column {control.start() + 1}"
+    if line[0].isspace():
+        return None, "no id: the line starts with white space"
     parts = line.strip().split(None, 1)
     if not _ID.fullmatch(parts[0]):
         return None, f"id {parts[0][:40]!r} breaks the id rule ({ID_RULE})"

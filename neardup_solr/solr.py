@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pysolr
 import requests
@@ -53,11 +53,13 @@ def overlap_query(field: str, values: Iterable[str]) -> str:
 
 
 def _session(retries: int, auth: tuple[str, str] | None, verify: bool | str) -> requests.Session:
+    # Every request we send is idempotent (queries; adds, deletes and commits
+    # by id), so all methods and read errors are retried too.
     session = requests.Session()
     retry = Retry(
         total=retries,
         connect=retries,
-        read=0,
+        read=retries,
         status=retries,
         backoff_factor=0.5,
         status_forcelist=(500, 502, 503, 504),
@@ -74,8 +76,11 @@ def _session(retries: int, auth: tuple[str, str] | None, verify: bool | str) -> 
 class Solr:
     """One Solr core or collection at ``url`` (``http://host:port/solr/name``).
 
-    Connection errors and 5xx answers are retried ``retries`` times with
-    exponential backoff (0.5 s, 1 s, 2 s, ...); 4xx answers are not retried.
+    Connection errors, timeouts and 5xx answers are retried ``retries`` times
+    with exponential backoff (0.5 s, 1 s, 2 s, ...); 4xx answers are not.
+    ``auth`` is (user, password) for basic authentication; credentials in
+    the URL are used the same way and never shown in messages. TLS
+    certificates are verified (``verify`` may name a CA bundle).
     """
 
     def __init__(
@@ -87,7 +92,10 @@ class Solr:
         auth: tuple[str, str] | None = None,
         verify: bool | str = True,
     ):
-        self.url = url.rstrip("/")
+        parts = urlsplit(url.rstrip("/"))
+        if parts.username is not None and auth is None:
+            auth = (unquote(parts.username), unquote(parts.password or ""))
+        self.url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
         self.session = _session(retries, auth, verify)
         self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth, verify=verify)
 
@@ -99,12 +107,23 @@ class Solr:
         try:
             return fn(*args, **kwargs)
         except pysolr.SolrError as err:
+            if isinstance(err.__context__, requests.exceptions.SSLError):
+                raise SolrUnavailable(
+                    f"the TLS certificate of {self.url} could not be verified",
+                    hint="give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
+                ) from None
             if isinstance(err.__context__, (requests.ConnectionError, requests.Timeout)):
                 raise SolrUnavailable(
                     f"Solr is not reachable at {self.url}",
                     hint=_start_hint(self.url),
                 ) from None
-            raise SolrFailure(f"Solr {what} failed at {self.url}: {_first_line(str(err))}") from None
+            message = _first_line(str(err))
+            if "(HTTP 401)" in message or "(HTTP 403)" in message:
+                raise SolrFailure(
+                    f"Solr refused the credentials at {self.url}: {message}",
+                    hint="check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
+                ) from None
+            raise SolrFailure(f"Solr {what} failed at {self.url}: {message}") from None
 
     def ping(self) -> None:
         self._call("ping", self._client.ping)
