@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .bands import Banding, collision_probability  # noqa: E402
 
@@ -40,6 +41,7 @@ def similarity_histogram(path: Path, true_values: list[float], false_values: lis
     ax.hist([true_values, false_values], bins=bins, stacked=True, color=["tab:green", "tab:red"],
             label=[f"true ({len(true_values)})", f"false ({len(false_values)})"])
     ax.set(xlabel=label, ylabel="pairs", title="Reported pairs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)

@@ -74,10 +74,10 @@ def test_every_bad_line_is_reported_and_every_valid_record_indexed(core):
 
 
 def test_strict_fails_at_the_first_bad_line_before_touching_the_index(core):
+    make_corpus(CORPUS)
     good = CORPUS.with_name("good.txt")
     good.write_text("100 kept record\n")
     assert run_cli("index", str(good), "--solr-url", core.url).returncode == 0
-    make_corpus(CORPUS)
     done = run_cli("index", str(CORPUS), "--strict", "--solr-url", core.url)
     assert done.returncode == 4
     assert done.stderr.strip() == (

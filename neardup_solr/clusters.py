@@ -1,0 +1,171 @@
+"""Clusters: the connected components of the near-duplicate pairs.
+
+Pairs say "a looks like b"; a reader usually wants "these records are one
+thing". Each connected component of the pair graph is one cluster (so a chain
+a-b, b-c puts a and c together even though they were never compared).
+
+Output is deterministic, so two runs over the same pairs write the same
+bytes: clusters are sorted by size, largest first, then by their smallest
+member; members are in id order (numeric ids numerically, see
+:func:`neardup_solr.records.id_key`); cluster ids are 1..K in that order.
+
+Only ids that occur in a pair are clustered: records without a near
+duplicate are not listed. A pair of an id with itself says nothing and is
+ignored.
+
+Files (written atomically, see :func:`neardup_solr.pairs.atomic_output`):
+
+- TSV: a header line ``cluster_id<TAB>size<TAB>members``, then one line per
+  cluster, ``1<TAB>3<TAB>4,17,230``. The header is there because, unlike a
+  pair file, the columns are not obvious from the data; :func:`read_clusters`
+  skips it. Members are joined with commas, which the id rule never allows
+  in an id; ids with a comma, tab or line break are refused.
+- JSON: ``[{"cluster": 1, "size": 3, "members": ["4", "17", "230"]}, ...]``.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import InputError
+from .pairs import atomic_output, read_pairs
+from .records import id_key
+
+TSV_HEADER = "cluster_id\tsize\tmembers"
+_UNSAFE_IN_TSV = (",", "\t", "\n", "\r")
+
+
+class Cluster(NamedTuple):
+    id: int
+    members: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+
+class UnionFind:
+    """Disjoint sets over string ids, with path compression and union by size,
+    so any sequence of n operations costs nearly O(n)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+        self.size: dict[str, int] = {}
+
+    def add(self, x: str) -> None:
+        if x not in self.parent:
+            self.parent[x] = x
+            self.size[x] = 1
+
+    def find(self, x: str) -> str:
+        """The root of ``x``'s set; every node on the way is pointed at it.
+
+        Iterative, so a long chain cannot hit Python's recursion limit.
+        """
+        self.add(x)
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a: str, b: str) -> str:
+        """Merge the sets of ``a`` and ``b``: the smaller set goes under the larger
+        one's root (which keeps trees shallow). Returns the new root."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return ra
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size.pop(rb)
+        return ra
+
+    def groups(self) -> list[list[str]]:
+        """Every set, as a list of its elements (in no particular order)."""
+        by_root: dict[str, list[str]] = {}
+        for x in self.parent:
+            by_root.setdefault(self.find(x), []).append(x)
+        return list(by_root.values())
+
+
+def _ends(pair: Sequence[str]) -> tuple[str, str]:
+    # Works for Pair (a, b, distance, similarity) and for plain (a, b) tuples.
+    return pair[0], pair[1]
+
+
+def cluster_pairs(pairs: Iterable[Sequence[str]]) -> list[Cluster]:
+    """Connected components of ``pairs`` (``Pair`` objects or ``(a, b)`` tuples),
+    in the deterministic order described in the module docstring."""
+    sets = UnionFind()
+    for pair in pairs:
+        a, b = _ends(pair)
+        if a != b:
+            sets.union(a, b)
+    groups = [sorted(group, key=id_key) for group in sets.groups()]
+    groups.sort(key=lambda members: (-len(members), id_key(members[0])))
+    return [Cluster(number, tuple(members)) for number, members in enumerate(groups, start=1)]
+
+
+def cluster_pair_file(path: Path | str) -> list[Cluster]:
+    """Clusters of the pairs in a pair file (see :func:`neardup_solr.pairs.read_pairs`)."""
+    return cluster_pairs(read_pairs(path))
+
+
+def write_clusters(path: Path | str, clusters: Iterable[Cluster], json: bool = False) -> int:
+    """Write ``clusters`` as TSV (or JSON with ``json=True``); returns how many.
+
+    The file appears only when complete, so a crash never leaves half of it.
+    """
+    clusters = list(clusters)
+    if not json:
+        for cluster in clusters:
+            for member in cluster.members:
+                if any(c in member for c in _UNSAFE_IN_TSV):
+                    raise InputError(f"id {member!r} cannot be written to a cluster TSV "
+                                     "(it holds a comma, tab or line break)", hint="write JSON instead")
+    with atomic_output(path) as out:
+        if json:
+            rows = [{"cluster": c.id, "size": c.size, "members": list(c.members)} for c in clusters]
+            out.write(jsonlib.dumps(rows, ensure_ascii=False, indent=1) + "\n")
+        else:
+            out.write(TSV_HEADER + "\n")
+            for c in clusters:
+                out.write(f"{c.id}\t{c.size}\t{','.join(c.members)}\n")
+    return len(clusters)
+
+
+def read_clusters(path: Path | str) -> list[Cluster]:
+    """Read a file written by :func:`write_clusters` (TSV or JSON, told apart
+    by its first character), checking that each size matches its members."""
+    try:
+        content = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read clusters from {path}: {err}") from None
+    if content.lstrip().startswith("["):
+        try:
+            rows = [(row["cluster"], row["size"], row["members"]) for row in jsonlib.loads(content)]
+        except (ValueError, TypeError, KeyError) as err:
+            raise InputError(f"{path}: not a cluster JSON file: {err}") from None
+        clusters = []
+        for number, size, members in rows:
+            if not isinstance(members, list) or size != len(members):
+                raise InputError(f"{path}: cluster {number}: size {size} does not match its members")
+            clusters.append(Cluster(int(number), tuple(str(m) for m in members)))
+        return clusters
+    clusters = []
+    for line_number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip() or (line_number == 1 and line == TSV_HEADER):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3 or not fields[0].isdigit() or not fields[1].isdigit():
+            raise InputError(f"{path}:{line_number}: expected cluster_id<TAB>size<TAB>member,member,...")
+        members = tuple(fields[2].split(",")) if fields[2] else ()
+        if int(fields[1]) != len(members):
+            raise InputError(f"{path}:{line_number}: size {fields[1]} but {len(members)} members")
+        clusters.append(Cluster(int(fields[0]), members))
+    return clusters

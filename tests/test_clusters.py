@@ -1,0 +1,248 @@
+import json
+import random
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr.clusters import (
+    TSV_HEADER,
+    Cluster,
+    UnionFind,
+    cluster_pair_file,
+    cluster_pairs,
+    read_clusters,
+    write_clusters,
+)
+from neardup_solr.errors import InputError
+from neardup_solr.pairs import Pair, write_pairs
+from neardup_solr.records import id_key
+
+
+def members(clusters):
+    return [list(c.members) for c in clusters]
+
+
+def check_consistent(clusters, pairs):
+    """Every pair inside one cluster, no id in two clusters, ids 1..K, sizes right."""
+    where = {}
+    for c in clusters:
+        assert c.size == len(c.members) >= 2
+        for m in c.members:
+            assert m not in where, f"{m} in clusters {where[m]} and {c.id}"
+            where[m] = c.id
+    for a, b in pairs:
+        if a != b:
+            assert where[a] == where[b]
+    assert [c.id for c in clusters] == list(range(1, len(clusters) + 1))
+    assert set(where) == {x for a, b in pairs if a != b for x in (a, b)}
+
+
+def bfs_components(pairs):
+    adjacency = {}
+    for a, b in pairs:
+        if a != b:
+            adjacency.setdefault(a, set()).add(b)
+            adjacency.setdefault(b, set()).add(a)
+    seen, components = set(), []
+    for start in adjacency:
+        if start in seen:
+            continue
+        seen.add(start)
+        queue, component = deque([start]), []
+        while queue:
+            node = queue.popleft()
+            component.append(node)
+            for nxt in adjacency[node] - seen:
+                seen.add(nxt)
+                queue.append(nxt)
+        components.append(frozenset(component))
+    return components
+
+
+def test_chain_is_one_cluster():
+    pairs = [("1", "2"), ("2", "3"), ("3", "4"), ("4", "5")]
+    assert members(cluster_pairs(pairs)) == [["1", "2", "3", "4", "5"]]
+
+
+def test_long_chain_needs_no_recursion():
+    pairs = [(str(i), str(i + 1)) for i in range(50_000)]
+    random.Random(1).shuffle(pairs)
+    [cluster] = cluster_pairs(pairs)
+    assert cluster.size == 50_001
+    assert cluster.members[:3] == ("0", "1", "2")
+
+
+def test_star_is_one_cluster():
+    pairs = [("hub", leaf) for leaf in ("a", "b", "c", "d")]
+    assert members(cluster_pairs(pairs)) == [["a", "b", "c", "d", "hub"]]
+
+
+def test_disjoint_pairs_stay_apart():
+    pairs = [("1", "2"), ("3", "4"), ("5", "6")]
+    assert members(cluster_pairs(pairs)) == [["1", "2"], ["3", "4"], ["5", "6"]]
+
+
+def test_duplicate_and_reversed_pairs_change_nothing():
+    once = cluster_pairs([("1", "2"), ("2", "3")])
+    assert cluster_pairs([("1", "2"), ("2", "1"), ("2", "3"), ("3", "2"), ("1", "2")]) == once
+
+
+def test_self_pairs_are_ignored():
+    assert cluster_pairs([("7", "7")]) == []
+    assert members(cluster_pairs([("7", "7"), ("7", "8")])) == [["7", "8"]]
+
+
+def test_no_pairs_no_clusters():
+    assert cluster_pairs([]) == []
+
+
+def test_pair_objects_work_like_tuples():
+    pairs = [Pair("1", "2", 0, 0.9), Pair("2", "3", 1, None)]
+    assert cluster_pairs(pairs) == cluster_pairs([("1", "2"), ("2", "3")])
+
+
+def test_order_size_then_smallest_member_numeric_ids_numerically():
+    pairs = [("10", "11"), ("9", "30"), ("2", "20"), ("20", "21"), ("b", "a"), ("100", "5"), ("5", "x")]
+    clusters = cluster_pairs(pairs)
+    assert members(clusters) == [
+        ["2", "20", "21"],     # size 3, smallest 2
+        ["5", "100", "x"],     # size 3, smallest 5; numeric ids before others, "100" after "5"
+        ["9", "30"],           # size 2: 9 < 10 numerically (not "10" < "9" as strings)
+        ["10", "11"],
+        ["a", "b"],
+    ]
+    assert [c.id for c in clusters] == [1, 2, 3, 4, 5]
+    assert [c.size for c in clusters] == [3, 3, 2, 2, 2]
+
+
+def test_order_does_not_depend_on_input_order():
+    pairs = [(str(a), str(b)) for a, b in [(1, 2), (3, 4), (4, 5), (6, 7), (8, 9), (9, 1), (12, 11), (30, 31)]]
+    expected = cluster_pairs(pairs)
+    rng = random.Random(7)
+    for _ in range(20):
+        shuffled = [p if rng.random() < 0.5 else (p[1], p[0]) for p in pairs]
+        rng.shuffle(shuffled)
+        assert cluster_pairs(shuffled) == expected
+
+
+def test_union_by_size_keeps_the_larger_root():
+    sets = UnionFind()
+    sets.union("a", "b")
+    sets.union("a", "c")
+    big = sets.find("a")
+    assert sets.union("z", "a") == big  # the singleton z goes under the root of {a, b, c}
+    assert sets.size[big] == 4
+
+
+def test_path_compression_points_nodes_at_the_root():
+    sets = UnionFind()
+    for x in "abcd":
+        sets.add(x)
+    # a hand-made chain d -> c -> b -> a
+    sets.parent.update({"b": "a", "c": "b", "d": "c"})
+    assert sets.find("d") == "a"
+    assert sets.parent == {"a": "a", "b": "a", "c": "a", "d": "a"}
+
+
+ids = st.one_of(st.integers(0, 40).map(str), st.sampled_from(["a", "b", "c", "x-1", "y.2", "Z:3"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(ids, ids), max_size=60))
+def test_same_components_as_breadth_first_search(pairs):
+    clusters = cluster_pairs(pairs)
+    check_consistent(clusters, pairs)
+    assert {frozenset(c.members) for c in clusters} == set(bfs_components(pairs))
+    for c in clusters:
+        assert list(c.members) == sorted(c.members, key=id_key)
+    keys = [(-c.size, id_key(c.members[0])) for c in clusters]
+    assert keys == sorted(keys)
+    assert cluster_pairs(list(reversed(pairs))) == clusters
+
+
+@pytest.fixture
+def sample():
+    return cluster_pairs([("1", "2"), ("2", "3"), ("10", "x-1"), ("a.b", "c:d")])
+
+
+def test_tsv_round_trip_with_header(tmp_path, sample):
+    path = tmp_path / "clusters.tsv"
+    assert write_clusters(path, sample) == 3
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines == [TSV_HEADER, "1\t3\t1,2,3", "2\t2\t10,x-1", "3\t2\ta.b,c:d"]
+    assert read_clusters(path) == sample
+
+
+def test_json_round_trip(tmp_path, sample):
+    path = tmp_path / "clusters.json"
+    assert write_clusters(path, sample, json=True) == 3
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data[0] == {"cluster": 1, "size": 3, "members": ["1", "2", "3"]}
+    assert [row["cluster"] for row in data] == [1, 2, 3]
+    assert read_clusters(path) == sample
+
+
+def test_same_pairs_same_bytes(tmp_path):
+    pairs = [("3", "1"), ("2", "1"), ("7", "8")]
+    write_clusters(tmp_path / "one.tsv", cluster_pairs(pairs))
+    write_clusters(tmp_path / "two.tsv", cluster_pairs(reversed(pairs)))
+    assert (tmp_path / "one.tsv").read_bytes() == (tmp_path / "two.tsv").read_bytes()
+
+
+def test_empty_round_trip(tmp_path):
+    write_clusters(tmp_path / "e.tsv", [])
+    write_clusters(tmp_path / "e.json", [], json=True)
+    assert read_clusters(tmp_path / "e.tsv") == []
+    assert read_clusters(tmp_path / "e.json") == []
+
+
+def test_from_a_pair_file(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    write_pairs(path, [Pair("1", "2", 0, 0.95), Pair("2", "3", 1, 0.8), Pair("5", "6", 2, 0.7)])
+    assert members(cluster_pair_file(path)) == [["1", "2", "3"], ["5", "6"]]
+
+
+def test_a_crash_leaves_no_file(tmp_path):
+    class Boom(Exception):
+        pass
+
+    def clusters():
+        yield Cluster(1, ("1", "2"))
+        raise Boom
+
+    with pytest.raises(Boom):
+        write_clusters(tmp_path / "c.tsv", clusters())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_crash_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "c.tsv"
+    write_clusters(path, [Cluster(1, ("1", "2"))])
+    before = path.read_bytes()
+
+    def broken_dumps(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("neardup_solr.clusters.jsonlib.dumps", broken_dumps)
+    with pytest.raises(OSError):
+        write_clusters(path, [Cluster(1, ("3", "4"))], json=True)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["c.tsv"]
+
+
+def test_ids_that_would_break_the_tsv_are_refused(tmp_path):
+    with pytest.raises(InputError, match="comma"):
+        write_clusters(tmp_path / "c.tsv", [Cluster(1, ("a,b", "c"))])
+    assert not (tmp_path / "c.tsv").exists()
+    write_clusters(tmp_path / "c.json", [Cluster(1, ("a,b", "c"))], json=True)
+    assert read_clusters(tmp_path / "c.json") == [Cluster(1, ("a,b", "c"))]
+
+
+@pytest.mark.parametrize("content", ["1\t3\t1,2\n", "x\t2\t1,2\n", "1\t2\n", '[{"cluster": 1}]', "[1, 2"])
+def test_broken_cluster_files_are_input_errors(tmp_path, content):
+    path = tmp_path / "c.txt"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError):
+        read_clusters(path)
