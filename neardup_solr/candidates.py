@@ -1,26 +1,29 @@
-"""Asking Solr, record by record, which records look like this one.
+"""Which records look like which: candidates from Solr, then verification.
 
-Three modes, each a Solr field the record's own values are looked up in:
+Three modes, each a Solr field whose shared values make candidates:
 
-- ``lsh`` (the default): records sharing at least one LSH band key, the best
-  ``rows`` by keys shared, kept when their weighted cosine similarity
-  (``similarity.py``) reaches the threshold;
-- ``shingles`` and ``minhash`` (the reference workflow): records sharing word
-  shingles or MinHash values and the same first word, the best ``rows`` by
-  values shared, kept within ``max_dist`` words of edit distance.
+- ``lsh`` (the default): records sharing at least one LSH band key, found
+  for all records at once from the keys' buckets (``collisions.py``), kept
+  when their weighted cosine similarity (``similarity.py``) reaches the
+  threshold; :func:`candidates` asks the same for one record;
+- ``shingles`` and ``minhash`` (the reference workflow): for each record,
+  the records sharing word shingles or MinHash values and the same first
+  word, the best ``rows`` by values shared, kept within ``max_dist`` words
+  of edit distance.
 
-Each pair is reported once, from its smaller id.
+Each pair is reported once, smaller id first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
-from .documents import repaired_tokens
+from .collisions import MAX_BUCKET, collide
+from .documents import IndexSettings, repaired_tokens
 from .errors import NeardupError
 from .pairs import Pair
 from .parallel import bounded_map
@@ -106,12 +109,38 @@ class SimilarityCheck:
         tokens = repaired_tokens(repair(doc["content"]))
         return tokens, self.weights.vector(tokens)
 
-    def check(self, doc: dict[str, Any], mine: tuple[list[str], dict[str, float]], other: dict[str, Any]) -> Pair | None:
-        tokens, vector = self.prepare(other)
-        similarity = cosine(mine[1], vector)
+    def compare(self, a: str, mine: tuple[list[str], dict[str, float]], b: str,
+                other: tuple[list[str], dict[str, float]]) -> Pair | None:
+        similarity = cosine(mine[1], other[1])
         if similarity < self.threshold:
             return None
-        return Pair(doc["id"], other["id"], word_distance(mine[0], tokens), similarity)
+        return Pair(a, b, word_distance(mine[0], other[0]), similarity)
+
+
+def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress: tqdm | None = None,
+              warn: Callable[[str], None] = lambda _: None) -> Iterator[Pair]:
+    """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
+    settings = IndexSettings.load(solr)
+    fields = ["id", "content"]
+    banded = collide(solr, [f"{band}_" for band in range(settings.bands)], fields, max_bucket=max_bucket,
+                     progress=progress)
+    exact = collide(solr, [""], fields, field_name="md5_hash", max_bucket=None)
+    if banded.skipped_keys:
+        warn(f"skipped {banded.skipped_keys} band keys held by more than {max_bucket} records each "
+             f"(up to {banded.largest_skipped}): near-identical groups that large are left out; "
+             "raise --max-bucket to include them")
+    check = SimilarityCheck(Weights(solr.count(), solr.term_counts("tokens")), threshold)
+    docs = {**banded.docs, **exact.docs}
+    prepared: dict[str, tuple[list[str], dict[str, float]]] = {}
+
+    def prepare(record_id: str) -> tuple[list[str], dict[str, float]]:
+        if record_id not in prepared:
+            prepared[record_id] = check.prepare(docs[record_id])
+        return prepared[record_id]
+
+    for a, b in sorted(banded.pairs | exact.pairs, key=lambda p: (id_key(p[0]), id_key(p[1]))):
+        if pair := check.compare(a, prepare(a), b, prepare(b)):
+            yield pair
 
 
 def near_duplicates(
@@ -122,15 +151,15 @@ def near_duplicates(
     max_dist: int = 2,
     signatures: int = 20,
     threshold: float = DEFAULT_THRESHOLD,
+    max_bucket: int | None = MAX_BUCKET,
     progress: tqdm | None = None,
+    warn: Callable[[str], None] = lambda _: None,
 ) -> Iterator[Pair]:
     """Every verified pair, each once (smaller id first)."""
     if mode is LSH:
-        verifier: EditDistanceCheck | SimilarityCheck = SimilarityCheck(
-            Weights(solr.count(), solr.term_counts("tokens")), threshold
-        )
-    else:
-        verifier = EditDistanceCheck(max_dist)
+        yield from lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn)
+        return
+    verifier = EditDistanceCheck(max_dist)
     fields = ["id", "content", "md5_hash", "first_word", mode.field]
 
     def pairs_of(doc: dict[str, Any]) -> list[Pair]:

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from . import bands, plots, server
 from .candidates import MODES, near_duplicates
+from .collisions import MAX_BUCKET
 from .datasets import fetch_restaurants, guide_records
 from .documents import LSH_SHINGLES, IndexSettings
 from .errors import NeardupError
@@ -255,22 +256,25 @@ def index(records: Path, solr: Solr, signatures: int, bands: int, band_rows: int
               help="Largest word edit distance reported (reference modes).")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values compared (--minhash).")
-@click.option("--rows", type=click.IntRange(1), help="Candidates verified per record [default: 100 for the "
-              "default mode, 10 for the reference modes].")
+@click.option("--rows", type=click.IntRange(1), default=10, show_default=True,
+              help="Candidates verified per record (reference modes).")
+@click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
+              help="Skip band keys held by more records than this (default mode).")
 @solr_connection
 @quiet_option
-def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int | None,
+def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int, max_bucket: int,
            solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus `<TAB>similarity`
     in the default mode.
 
-    The default mode finds candidates sharing an LSH band of the repaired
-    text's character 3-grams, with no blocking, and keeps those whose
-    rarity- and position-weighted cosine similarity reaches THRESHOLD. The
-    reference modes (--shingles, --minhash) block on the first word, take
-    the best ROWS by shared values and keep those within MAX_DIST words.
+    The default mode finds, for all records at once, those sharing an LSH
+    band key of the repaired text's character 3-grams (no blocking), and
+    keeps the pairs whose rarity- and position-weighted cosine similarity
+    reaches THRESHOLD. The reference modes (--shingles, --minhash) ask Solr
+    for each record's best ROWS candidates with the same first word by
+    values shared, and keep those within MAX_DIST words.
 
     \b
     Examples:
@@ -279,9 +283,13 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
     started = time.monotonic()
-    with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
+    if mode == "lsh":
+        bar = progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands")
+    else:
+        bar = progress(solr.count(), "rec", quiet, f"searching ({mode})")
+    with bar:
         found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
-                                threshold=threshold, progress=bar)
+                                threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
         count = write_pairs(out, found)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
 

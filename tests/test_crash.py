@@ -1,0 +1,102 @@
+"""Solr killed mid-run: a re-run gives exactly the index of a clean run, and a
+report never leaves a file that looks finished."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from conftest import free_port, run_cli
+
+from neardup_solr import server
+from neardup_solr.solr import Solr
+
+RECORDS = 40_000
+FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "content_ng", "content_sg", "tokens", "content_lsh"]
+
+
+def stat(url: str, category: str, key: str, name: str) -> int:
+    """A counter from Solr's own statistics."""
+    found = requests.get(f"{url}/admin/mbeans", params={"cat": category, "key": key, "stats": "true", "wt": "json"},
+                         timeout=5).json()
+    return found["solr-mbeans"][1][key]["stats"][f"{category}.{key}.{name}"]
+
+
+def adds_so_far(url: str) -> int:
+    return stat(url, "UPDATE", "updateHandler", "cumulativeAdds.count")
+
+
+def selects_so_far(url: str) -> int:
+    return stat(url, "QUERY", "/select", "requests")
+
+
+def cli_process(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "neardup_solr", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def snapshot(solr: Solr) -> list[dict]:
+    return [{k: (sorted(v) if isinstance(v, list) else v) for k, v in doc.items()} for doc in solr.iter_docs(FIELDS)]
+
+
+@pytest.fixture
+def records_file(tmp_path):
+    path = tmp_path / "records.txt"
+    path.write_text("".join(f"{i} Shop {i % 997} number {i} on {i % 89} Main Street City {i % 31}\n"
+                            for i in range(1, RECORDS + 1)))
+    return path
+
+
+def kill_solr(data_dir):
+    os.kill(server.running_node(data_dir).pid, signal.SIGKILL)
+
+
+def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path, records_file, core):
+    data_dir = tmp_path / "node"
+    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        run = cli_process("index", str(records_file), "--solr-url", node.url, "--retries", "1")
+        while adds_so_far(node.url) < RECORDS // 4:
+            assert run.poll() is None, "indexing ended before Solr could be killed"
+            time.sleep(0.02)
+        kill_solr(data_dir)
+        _, stderr = run.communicate(timeout=120)
+        assert run.returncode == 3
+        assert stderr.strip().splitlines()[-1].startswith(f"neardup: error: Solr is not reachable at {node.url}")
+
+        server.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        again = run_cli("index", str(records_file), "--solr-url", node.url)
+        assert again.returncode == 0, again.stderr
+
+        clean = run_cli("index", str(records_file), "--solr-url", core.url)
+        assert clean.returncode == 0, clean.stderr
+        rerun = snapshot(Solr(node.url))
+        assert len(rerun) == RECORDS == len({d["id"] for d in rerun})
+        assert rerun == snapshot(core)
+    finally:
+        server.stop(data_dir)
+
+
+def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, records_file):
+    data_dir = tmp_path / "node"
+    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    out = tmp_path / "pairs.tsv"
+    try:
+        assert run_cli("index", str(records_file), "--solr-url", node.url).returncode == 0
+        before = selects_so_far(node.url)
+        run = cli_process("report", str(out), "--solr-url", node.url, "--retries", "1")
+        while selects_so_far(node.url) < before + 3:
+            assert run.poll() is None, "the report ended before Solr could be killed"
+            time.sleep(0.01)
+        kill_solr(data_dir)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        server.stop(data_dir)
+    assert run.returncode == 3
+    assert "Solr is not reachable" in stderr and "Traceback" not in stderr
+    assert not out.exists()
+    assert list(tmp_path.glob("*.partial")) == []
