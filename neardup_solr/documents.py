@@ -14,7 +14,7 @@ from typing import Any
 from .bands import band_keys
 from .records import Record
 from .repair import repair
-from .shingles import char_shingles, word_shingles
+from .shingles import CHAR_SHINGLE_SIZE, word_shingles
 from .signatures import MinHasher, tagged_values
 from .solr import Solr, index_term
 from .text import first_word, md5_hex, normalize, words
@@ -66,14 +66,12 @@ class DocumentBuilder:
         self._reference = MinHasher(settings.signatures)
         self._lsh = MinHasher(settings.bands * settings.rows)
 
-    def lsh_shingles(self, repaired: str) -> list[str]:
-        if self.settings.lsh_shingles == "chars":
-            return [index_term(s) for s in char_shingles(repaired)]
-        return [index_term(s) for s in word_shingles(repaired.split())]
-
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""
-        signatures = self._lsh.signatures([self.lsh_shingles(r) for r in repaired])
+        if self.settings.lsh_shingles == "chars":
+            signatures = self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
+        else:
+            signatures = self._lsh.signatures([[index_term(s) for s in word_shingles(r.split())] for r in repaired])
         return band_keys(signatures, self.settings.bands, self.settings.rows)
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:

@@ -13,8 +13,9 @@ Mask i is MurmurHash3 of the text ``"mask <i>"`` with seed ``MASK_SEED``: the
 same on every machine and numpy version, and independent of the signature
 length, so the first S values of a long signature are the S-value signature.
 
-The whole batch is done with numpy: all shingles hashed into one array, XOR-ed
-with all masks at once, and reduced per record with ``np.minimum.reduceat``.
+The whole batch is done with numpy (``murmur.py`` hashes all shingles at
+once; ``MinHasher.minimum`` takes the minima for all masks at once), with no
+Python loop per shingle value or per hash function.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from collections.abc import Sequence
 
 import mmh3
 import numpy as np
+
+from .murmur import murmur3_32, window_hashes
+from .shingles import char_shingles
 
 SHINGLE_HASH_SEED = 42
 MASK_SEED = 1
@@ -37,7 +41,11 @@ def masks(n: int) -> np.ndarray:
 
 
 class MinHasher:
-    """Signatures of ``num_perm`` values for batches of shingle lists."""
+    """Signatures of ``num_perm`` values for batches of records."""
+
+    # Records whose minima are taken together: their hashes XOR-ed with all
+    # masks stay in the CPU cache.
+    CHUNK = 512
 
     def __init__(self, num_perm: int):
         if num_perm < 1:
@@ -47,18 +55,61 @@ class MinHasher:
 
     def signatures(self, shingle_lists: Sequence[Sequence[str]]) -> np.ndarray:
         """One row of ``num_perm`` uint32 values per shingle list (none may be empty)."""
+        encoded = [s.encode("utf-8") for shingles in shingle_lists for s in shingles]
         counts = np.fromiter((len(s) for s in shingle_lists), dtype=np.int64, count=len(shingle_lists))
-        if len(counts) == 0:
-            return np.empty((0, self.num_perm), dtype=np.uint32)
-        if counts.min() == 0:
+        lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
+        buffer = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        return self.minimum(murmur3_32(buffer, starts, lengths, SHINGLE_HASH_SEED), counts)
+
+    def text_signatures(self, texts: Sequence[str], width: int) -> np.ndarray:
+        """Signatures of each text's character ``width``-grams, as
+        ``signatures([char_shingles(t, width) ...])`` but without building them:
+        for ASCII text the n-grams are the byte windows of one buffer."""
+        out = np.empty((len(texts), self.num_perm), dtype=np.uint32)
+        ascii_rows = [i for i, t in enumerate(texts) if t.isascii() and len(t) >= width]
+        other_rows = sorted(set(range(len(texts))) - set(ascii_rows))
+        if ascii_rows:
+            chosen = [texts[i] for i in ascii_rows]
+            buffer = np.frombuffer("".join(chosen).encode("ascii"), dtype=np.uint8)
+            lengths = np.fromiter((len(t) for t in chosen), dtype=np.int64, count=len(chosen))
+            counts = lengths - width + 1
+            ends = np.cumsum(lengths)
+            # Window starts inside each text: its offset plus 0 .. count-1.
+            firsts = np.repeat(ends - lengths, counts)
+            steps = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            hashes = window_hashes(buffer, width, SHINGLE_HASH_SEED)[firsts + steps]
+            out[ascii_rows] = self.minimum(hashes, counts)
+        if other_rows:
+            out[other_rows] = self.signatures([char_shingles(texts[i], width) for i in other_rows])
+        return out
+
+    def minimum(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Per record, the minimum of its hashes XOR each mask.
+
+        Records are taken in order of length, CHUNK at a time, each padded to
+        the chunk's longest by repeating its last hash (which leaves its
+        minimum alone); two in-place array operations per shingle position
+        then do all masks of all records in the chunk.
+        """
+        if len(counts) and counts.min() <= 0:
             raise ValueError("cannot sign a record without shingles")
-        hashes = np.fromiter(
-            (shingle_hash(s) for shingles in shingle_lists for s in shingles),
-            dtype=np.uint32,
-            count=int(counts.sum()),
-        )
-        starts = np.concatenate(([0], np.cumsum(counts[:-1])))
-        return np.minimum.reduceat(hashes[:, None] ^ self.masks[None, :], starts, axis=0)
+        starts = np.cumsum(counts) - counts
+        out = np.empty((len(counts), self.num_perm), dtype=np.uint32)
+        scratch = np.empty((self.CHUNK, self.num_perm), dtype=np.uint32)
+        order = np.argsort(counts, kind="stable")
+        for first in range(0, len(order), self.CHUNK):
+            rows = order[first : first + self.CHUNK]
+            width = int(counts[rows].max())
+            at = starts[rows, None] + np.minimum(np.arange(width), counts[rows, None] - 1)
+            by_position = np.ascontiguousarray(hashes[at].T)
+            acc = by_position[0, :, None] ^ self.masks
+            xored = scratch[: len(rows)]
+            for position in range(1, width):
+                np.bitwise_xor(by_position[position, :, None], self.masks, out=xored)
+                np.minimum(acc, xored, out=acc)
+            out[rows] = acc
+        return out
 
     def signature(self, shingles: Sequence[str]) -> np.ndarray:
         return self.signatures([shingles])[0]
