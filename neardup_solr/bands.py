@@ -38,20 +38,35 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+MAX_BANDS = 256
+_HASH_BITS = np.uint64((1 << 56) - 1)
+
+
 def band_hashes(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
-    """(records, bands) uint64: band i of each signature hashed with i mixed in."""
+    """(records, bands) uint64: band i of each signature hashed with i mixed in,
+    then tagged: the top byte is the band number, the other 56 bits the hash."""
     if bands * rows > signatures.shape[1]:
         raise ValueError(f"{bands} bands of {rows} rows need {bands * rows} values, signatures have {signatures.shape[1]}")
+    if bands > MAX_BANDS:
+        raise ValueError(f"at most {MAX_BANDS} bands")
     values = signatures[:, : bands * rows].reshape(len(signatures), bands, rows).astype(np.uint64)
-    h = np.broadcast_to(np.arange(bands, dtype=np.uint64) * _BAND_SEED, values.shape[:2])
+    number = np.arange(bands, dtype=np.uint64)
+    h = np.broadcast_to(number * _BAND_SEED, values.shape[:2])
     for j in range(rows):
         h = _mix(h ^ values[:, :, j])
-    return h
+    return (h & _HASH_BITS) | (number << np.uint64(56))
 
 
 def band_keys(signatures: np.ndarray, bands: int, rows: int) -> list[list[str]]:
-    """Per record, its b band keys as Solr terms ``"<band>_<hash hex>"``."""
-    return [[f"{i}_{h:016x}" for i, h in enumerate(row)] for row in band_hashes(signatures, bands, rows).tolist()]
+    """Per record, its b band keys as Solr terms: 16 hex digits, the first two
+    the band number (so ``band_prefix(i)`` selects band i's keys)."""
+    tagged = band_hashes(signatures, bands, rows).astype(">u8")
+    digits = np.frombuffer(tagged.tobytes().hex().encode("ascii"), dtype="S16")
+    return digits.astype("U16").reshape(len(signatures), bands).tolist()
+
+
+def band_prefix(band: int) -> str:
+    return f"{band:02x}"
 
 
 def collision_probability(s: float, bands: int, rows: int) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from .bands import band_prefix
 from .collisions import MAX_BUCKET, collide
 from .documents import IndexSettings, repaired_tokens
 from .errors import NeardupError
@@ -122,7 +123,7 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
     """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
     settings = IndexSettings.load(solr)
     fields = ["id", "content"]
-    banded = collide(solr, [f"{band}_" for band in range(settings.bands)], fields, max_bucket=max_bucket,
+    banded = collide(solr, [band_prefix(band) for band in range(settings.bands)], fields, max_bucket=max_bucket,
                      progress=progress)
     exact = collide(solr, [""], fields, field_name="md5_hash", max_bucket=None)
     if banded.skipped_keys:
@@ -159,6 +160,9 @@ def near_duplicates(
     if mode is LSH:
         yield from lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn)
         return
+    if not IndexSettings.load(solr).reference:
+        raise NeardupError(f"the index has no fields for --{mode.name} (it was built with --lean)",
+                           hint="index again without --lean")
     verifier = EditDistanceCheck(max_dist)
     fields = ["id", "content", "md5_hash", "first_word", mode.field]
 

@@ -17,6 +17,7 @@ import click
 from tqdm import tqdm
 
 from . import bands, plots, server
+from .bands import MAX_BANDS
 from .candidates import MODES, near_duplicates
 from .collisions import MAX_BUCKET
 from .datasets import fetch_restaurants, guide_records
@@ -206,16 +207,18 @@ def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
 @solr_connection
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values of word shingles per record (--minhash).")
-@click.option("--bands", type=click.IntRange(1, 1024), default=IndexSettings.bands, show_default=True,
+@click.option("--bands", type=click.IntRange(1, MAX_BANDS), default=IndexSettings.bands, show_default=True,
               help="LSH bands per record (default mode).")
 @click.option("--band-rows", type=click.IntRange(1, 64), default=IndexSettings.rows, show_default=True,
               help="MinHash values per LSH band.")
 @click.option("--lsh-shingles", type=click.Choice(LSH_SHINGLES), default=IndexSettings.lsh_shingles,
               show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
+@click.option("--lean", is_flag=True, help="Only the default mode's fields, not the reference modes' (faster, "
+              "smaller; for large collections).")
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: Path, solr: Solr, signatures: int, bands: int, band_rows: int, lsh_shingles: str,
+def index(records: Path, solr: Solr, signatures: int, bands: int, band_rows: int, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index an `ID TEXT` file, replacing what the index held.
 
@@ -228,7 +231,8 @@ def index(records: Path, solr: Solr, signatures: int, bands: int, band_rows: int
     Example:
       neardup index data/addresses.txt
     """
-    settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles)
+    settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles,
+                             reference=not lean)
     if strict:
         for _ in RecordReader(records, strict=True):
             pass

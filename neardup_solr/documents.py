@@ -27,6 +27,12 @@ def repaired_tokens(repaired: str) -> list[str]:
     return [index_term(w) for w in repaired.split()]
 
 
+def _parse(stored: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        return stored == "True"
+    return type(default)(stored)
+
+
 @dataclass(frozen=True)
 class IndexSettings:
     """How records were indexed; kept in the index so later runs agree.
@@ -36,13 +42,17 @@ class IndexSettings:
     over character 3-grams of the repaired text (``lsh_shingles="chars"``,
     for short records) or its word 3-shingles (``"words"``, for documents).
     42 x 3 makes pairs of Jaccard 0.5 candidates with probability 0.996 and
-    pairs of 0.05 with 0.005 (see ``neardup tune``).
+    pairs of 0.05 with 0.005 (see ``neardup tune``). ``reference=False``
+    leaves out the reference workflow's fields (first word, word count, word
+    shingles and their MinHash), for large collections that need only the
+    default mode.
     """
 
     signatures: int = 20
     bands: int = 42
     rows: int = 3
     lsh_shingles: str = "chars"
+    reference: bool = True
 
     def __post_init__(self) -> None:
         if self.lsh_shingles not in LSH_SHINGLES:
@@ -55,7 +65,7 @@ class IndexSettings:
     def load(cls, solr: Solr) -> IndexSettings:
         stored = solr.user_properties()
         defaults = asdict(cls())
-        return cls(**{k: type(v)(stored[f"neardup.{k}"]) for k, v in defaults.items() if f"neardup.{k}" in stored})
+        return cls(**{k: _parse(stored[f"neardup.{k}"], v) for k, v in defaults.items() if f"neardup.{k}" in stored})
 
 
 class DocumentBuilder:
@@ -76,24 +86,29 @@ class DocumentBuilder:
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
         normalized = [normalize(r.text) for r in records]
-        tokens = [words(n) for n in normalized]
-        shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
-        signatures = self._reference.signatures(shingles)
         repaired = [repair(r.text) for r in records]
-        keys = self.band_keys(repaired)
-        return [
+        docs = [
             {
                 "id": record.id,
                 "content": record.text,
                 "md5_hash": md5_hex(norm),
-                "first_word": index_term(first_word(norm)),
-                "num_words": len(toks),
-                "content_ng": ngrams,
-                "content_sg": tagged_values(signature),
                 "tokens": list(dict.fromkeys(repaired_tokens(fixed))),
-                "content_lsh": lsh,
+                "content_lsh": keys,
             }
-            for record, norm, toks, ngrams, signature, fixed, lsh in zip(
-                records, normalized, tokens, shingles, signatures, repaired, keys
-            )
+            for record, norm, fixed, keys in zip(records, normalized, repaired, self.band_keys(repaired))
         ]
+        if self.settings.reference:
+            self._add_reference_fields(docs, normalized)
+        return docs
+
+    def _add_reference_fields(self, docs: list[dict[str, Any]], normalized: list[str]) -> None:
+        tokens = [words(n) for n in normalized]
+        shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
+        signatures = self._reference.signatures(shingles)
+        for doc, norm, toks, ngrams, signature in zip(docs, normalized, tokens, shingles, signatures):
+            doc.update(
+                first_word=index_term(first_word(norm)),
+                num_words=len(toks),
+                content_ng=ngrams,
+                content_sg=tagged_values(signature),
+            )

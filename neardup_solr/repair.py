@@ -71,15 +71,19 @@ _INNER_APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")
 
 
 def html_entities(text: str) -> str:
-    return html.unescape(text)
+    return html.unescape(text) if "&" in text else text
 
 
 def fold_accents(text: str) -> str:
+    if text.isascii():
+        return text
     decomposed = unicodedata.normalize("NFKD", text.translate(_UNDECOMPOSABLE))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def apostrophes(text: str) -> str:
+    if "'" not in text and "’" not in text:
+        return text
     return _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
 
 

@@ -5,15 +5,15 @@ import itertools
 import numpy as np
 import pytest
 
-from neardup_solr.bands import band_hashes, band_keys, collision_probability, tune
+from neardup_solr.bands import band_hashes, band_keys, band_prefix, collision_probability, tune
 from neardup_solr.signatures import MinHasher
 
 
 def test_band_keys_are_tagged_with_their_band_and_depend_only_on_it():
     sig = np.array([[1, 2, 3, 4, 5, 6], [1, 2, 3, 9, 5, 6], [4, 5, 6, 1, 2, 3]], dtype=np.uint32)
     keys = band_keys(sig, bands=3, rows=2)
-    assert [k.split("_")[0] for k in keys[0]] == ["0", "1", "2"]
-    assert all(len(k.split("_")[1]) == 16 for k in keys[0])
+    assert [k[:2] for k in keys[0]] == ["00", "01", "02"] == [band_prefix(i) for i in range(3)]
+    assert all(len(k) == 16 and int(k, 16) >= 0 for k in keys[0])
     assert keys[0][0] == keys[1][0] and keys[0][2] == keys[1][2]  # same rows, same key
     assert keys[0][1] != keys[1][1]  # one value differs
     # The same values in another band make another key.

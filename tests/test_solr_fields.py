@@ -85,6 +85,20 @@ def test_band_keys_and_tokens_as_solr_stores_them(core):
 
 def test_index_settings_are_kept_in_the_index(core):
     assert IndexSettings.load(core) == IndexSettings()
-    settings = IndexSettings(signatures=32, bands=20, rows=5, lsh_shingles="words")
+    settings = IndexSettings(signatures=32, bands=20, rows=5, lsh_shingles="words", reference=False)
     settings.save(core)
     assert IndexSettings.load(core) == settings
+
+
+def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
+    from conftest import run_cli
+
+    records = tmp_path / "r.txt"
+    records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n")
+    assert run_cli("index", str(records), "--lean", "--solr-url", core.url).returncode == 0
+    (doc,) = core.search('id:"1"', fl="*,tokens,content_lsh").docs
+    assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "tokens", "content_lsh"}
+    done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    assert done.returncode == 1 and "built with --lean) (hint: index again without --lean)" in done.stderr
+    assert run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url).returncode == 0
+    assert (tmp_path / "p.tsv").read_text().startswith("1\t2\t0\t")
