@@ -89,19 +89,32 @@ class RecordReader:
             self.on_bad(bad)
 
 
-def _lines(handle, limit: int) -> Iterator[bytes | None]:
-    """Lines without their end; ``None`` for a line over ``limit`` bytes (read past, not kept)."""
-    while True:
-        line = handle.readline(limit + 2)
-        if not line:
-            return
-        content = line.removesuffix(b"\n").removesuffix(b"\r")
-        if len(content) > limit:
-            while line and not line.endswith(b"\n"):
-                line = handle.readline(1 << 16)
-            yield None
-        else:
-            yield content
+def _lines(handle, limit: int, block: int = 1 << 20) -> Iterator[bytes | None]:
+    """Lines without their end; ``None`` for a line over ``limit`` bytes.
+
+    Reads fixed blocks, so an endless line costs one block of memory, not
+    the whole line.
+    """
+    pending, skipping = b"", False
+    while data := handle.read(block):
+        lines = (pending + data).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if skipping:
+                skipping = False
+                yield None
+            else:
+                yield _fitting(line.removesuffix(b"\r"), limit)
+        if len(pending) > limit + 1:
+            pending, skipping = b"", True
+    if skipping:
+        yield None
+    elif pending:
+        yield _fitting(pending.removesuffix(b"\r"), limit)
+
+
+def _fitting(line: bytes, limit: int) -> bytes | None:
+    return line if len(line) <= limit else None
 
 
 def _parse(raw: bytes | None, limit: int) -> tuple[Record | None, str]:

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from neardup_solr.errors import InputError
 from neardup_solr.records import Record, RecordReader, id_key
@@ -70,3 +72,19 @@ def test_missing_file_is_an_input_error(tmp_path):
 
 def test_numeric_ids_sort_as_numbers():
     assert sorted(["10", "9", "b", "100", "a"], key=id_key) == ["9", "10", "100", "a", "b"]
+
+
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=20),
+       st.booleans(), st.integers(1, 12), st.integers(0, 25))
+def test_lines_split_the_same_whatever_the_block_size(lines, final_newline, block, limit):
+    """Reading in blocks of any size gives each line, or None when it is over the limit."""
+    import io
+
+    from neardup_solr.records import _lines
+
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    expected = [line.removesuffix(b"\r") for line in data.split(b"\n")]
+    if data.endswith(b"\n") or not data:
+        expected.pop()
+    expected = [line if len(line) <= limit else None for line in expected]
+    assert list(_lines(io.BytesIO(data), limit, block)) == expected
