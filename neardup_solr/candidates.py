@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from .bands import band_prefix
 from .collisions import MAX_BUCKET, collide
-from .documents import IndexSettings, repaired_tokens
+from .documents import DocumentBuilder, IndexSettings, repaired_tokens
 from .errors import NeardupError
 from .pairs import Pair
 from .parallel import bounded_map
@@ -69,7 +69,7 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str], r
     """The ``rows`` other records sharing most ``values`` with ``doc``."""
     if not values:
         return []
-    filters = ["-" + term("id", doc["id"])]
+    filters = ["-" + term("id", doc["id"])] if doc["id"] else []
     if mode.same_first_word:
         filters.append(term("first_word", doc["first_word"]))
     found = solr.search(
@@ -118,6 +118,44 @@ class SimilarityCheck:
         return Pair(a, b, word_distance(mine[0], other[0]), similarity)
 
 
+@dataclass(frozen=True)
+class Match:
+    id: str
+    similarity: float
+    distance: int
+    text: str
+
+
+class OnlineSearch:
+    """Near duplicates of one text, indexed or not, in two Solr requests:
+    the records sharing its band keys (best ``rows`` by keys shared), then
+    the document frequencies of the words involved."""
+
+    def __init__(self, solr: Solr, threshold: float = DEFAULT_THRESHOLD, rows: int = LSH.rows):
+        self.solr = solr
+        self.threshold = threshold
+        self.rows = rows
+        self.builder = DocumentBuilder(IndexSettings.load(solr))
+
+    def find(self, text: str, exclude: str | None = None) -> list[Match]:
+        """Matches at or above the threshold, most similar first."""
+        repaired = repair(text)
+        doc = {"id": exclude or "", "content": text}
+        found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
+        if not found:
+            return []
+        mine = repaired_tokens(repaired)
+        theirs = [repaired_tokens(repair(other["content"])) for other in found]
+        words = {w for tokens in [mine, *theirs] for w in tokens}
+        check = SimilarityCheck(Weights(*self.solr.term_counts("tokens", sorted(words))), self.threshold)
+        vector = check.weights.vector(mine)
+        matches = []
+        for other, tokens in zip(found, theirs):
+            if pair := check.compare("", (mine, vector), other["id"], (tokens, check.weights.vector(tokens))):
+                matches.append(Match(other["id"], pair.similarity, pair.distance, other["content"]))
+        return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
+
+
 def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress: tqdm | None = None,
               warn: Callable[[str], None] = lambda _: None) -> Iterator[Pair]:
     """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
@@ -130,7 +168,7 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
         warn(f"skipped {banded.skipped_keys} band keys held by more than {max_bucket} records each "
              f"(up to {banded.largest_skipped}): near-identical groups that large are left out; "
              "raise --max-bucket to include them")
-    check = SimilarityCheck(Weights(solr.count(), solr.term_counts("tokens")), threshold)
+    check = SimilarityCheck(Weights(*solr.term_counts("tokens")), threshold)
     docs = {**banded.docs, **exact.docs}
     prepared: dict[str, tuple[list[str], dict[str, float]]] = {}
 

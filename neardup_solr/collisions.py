@@ -26,7 +26,7 @@ from .records import id_key
 from .solr import Solr
 
 LSH_FIELD = "content_lsh"
-MAX_BUCKET = 50
+MAX_BUCKET = 100
 KEYS_PER_QUERY = 2000
 
 

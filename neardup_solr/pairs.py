@@ -41,6 +41,9 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
@@ -52,13 +55,18 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
         raise
 
 
-def write_pairs(path: Path | str, pairs: Iterable[Pair]) -> int:
+def pair_lines(pairs: Iterable[Pair]) -> list[str]:
+    """The file's lines, in id order."""
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
+    return [f"{p.a}\t{p.b}\t{p.distance}" + ("" if p.similarity is None else f"\t{p.similarity:.4f}") + "\n"
+            for p in rows]
+
+
+def write_pairs(path: Path | str, pairs: Iterable[Pair]) -> int:
+    lines = pair_lines(pairs)
     with atomic_output(path) as out:
-        for p in rows:
-            similarity = "" if p.similarity is None else f"\t{p.similarity:.4f}"
-            out.write(f"{p.a}\t{p.b}\t{p.distance}{similarity}\n")
-    return len(rows)
+        out.writelines(lines)
+    return len(lines)
 
 
 def read_pairs(path: Path | str) -> list[Pair]:

@@ -143,6 +143,16 @@ class Solr:
     def search(self, q: str, **params: Any) -> pysolr.Results:
         return self._call("query", self._client.search, q, **params)
 
+    def texts(self, ids: Sequence[str], batch: int = 1000) -> dict[str, str]:
+        """The stored text of each of ``ids`` that is indexed."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            docs = self.search("{!terms f=id separator=$sep}" + "\n".join(chunk), sep="\n", fl="id,content",
+                               rows=len(chunk)).docs
+            found.update((d["id"], d["content"]) for d in docs)
+        return found
+
     def count(self, q: str = "*:*") -> int:
         return self.search(q, rows=0).hits
 
@@ -156,16 +166,17 @@ class Solr:
                 return
             cursor = page.nextCursorMark
 
-    def term_counts(self, field: str, terms: Sequence[str] | None = None) -> dict[str, int]:
-        """How many live documents hold each term of ``field``: every term held,
-        or just ``terms`` (which must not contain commas; absent ones count 0).
-        Exact facet counts, summed over every shard."""
+    def term_counts(self, field: str, terms: Sequence[str] | None = None) -> tuple[int, dict[str, int]]:
+        """The number of live documents, and how many hold each term of
+        ``field``: every term held, or just ``terms`` (which must not contain
+        commas; absent ones count 0). Exact facet counts, summed over every
+        shard, in one request."""
         params = {"facet.field": field, "facet.limit": -1, "facet.mincount": 1, "facet.sort": "index"}
         if terms is not None:
             params.update({"facet.field": f"{{!terms=$only}}{field}", "only": ",".join(terms)})
         found = self.search("*:*", rows=0, facet="true", **params)
         flat = found.facets["facet_fields"][field]
-        return dict(zip(flat[::2], flat[1::2]))
+        return found.hits, dict(zip(flat[::2], flat[1::2]))
 
     def user_properties(self) -> dict[str, str]:
         """Properties kept in the core's (or collection's) config overlay."""

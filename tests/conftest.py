@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +21,16 @@ from neardup_solr import server
 from neardup_solr.solr import Solr
 
 ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -96,3 +107,28 @@ def restaurants_dir() -> Path:
     if missing:
         pytest.fail(f"restaurant data missing in {folder}: {', '.join(missing)} (set NEARDUP_RESTAURANTS)")
     return folder
+
+
+def chromium_path() -> str:
+    path = os.environ.get("NEARDUP_CHROMIUM") or shutil.which("chromium")
+    if not path and Path("/usr/bin/chromium").is_file():
+        path = "/usr/bin/chromium"
+    if not path:
+        pytest.fail("Chromium is missing: the report test needs a system Chromium. "
+                    "Install it with `apt-get install -y chromium` (Debian), or set NEARDUP_CHROMIUM to its path.")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Playwright for Python is missing: `pip install -e '.[test]'` (or `pip install playwright`); "
+                    "it drives the system Chromium, so `playwright install` is not needed.")
+    executable = chromium_path()
+    with sync_playwright() as driver:
+        # launch() starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
+        browser = driver.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()

@@ -1,6 +1,5 @@
 """LSH banding: keys, the S-curve, and choosing bands x rows."""
 
-import itertools
 
 import numpy as np
 import pytest

@@ -5,29 +5,17 @@ screenshot the README shows (tests/artifacts/report.png)."""
 from __future__ import annotations
 
 import base64
-import os
 import re
 import shutil
 from html.parser import HTMLParser
-from pathlib import Path
 
-import pytest
+from conftest import ARTIFACTS
 
 from neardup_solr import plots
 from neardup_solr.clusters import Cluster, cluster_pairs
 from neardup_solr.html_report import diff_words, render, write_report
 from neardup_solr.pairs import Pair
 
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 TEXTS = {
     "1": "Arnie Morton's of Chicago 435 S. La Cienega Blvd. Los Angeles",
@@ -190,31 +178,6 @@ def test_same_input_same_page():
 
 
 # --- in a real browser ----------------------------------------------------
-
-
-def chromium_path() -> str:
-    path = os.environ.get("NEARDUP_CHROMIUM") or shutil.which("chromium")
-    if not path and Path("/usr/bin/chromium").is_file():
-        path = "/usr/bin/chromium"
-    if not path:
-        pytest.fail("Chromium is missing: the report test needs a system Chromium. "
-                    "Install it with `apt-get install -y chromium` (Debian), or set NEARDUP_CHROMIUM to its path.")
-    return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Playwright for Python is missing: `pip install -e '.[test]'` (or `pip install playwright`); "
-                    "it drives the system Chromium, so `playwright install` is not needed.")
-    executable = chromium_path()
-    with sync_playwright() as driver:
-        # launch() starts Chromium with a fresh temporary profile (--user-data-dir) of its own.
-        browser = driver.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
 
 
 def test_report_in_a_real_browser(browser, tmp_path):

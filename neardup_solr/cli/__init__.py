@@ -1,0 +1,76 @@
+"""The ``neardup`` command line.
+
+Exit codes: 0 done; 1 other failure; 2 wrong usage; 3 Solr unreachable;
+4 unusable input (or a bad line under ``--strict``); 5 Solr answered with an
+error; 6 done, but bad input lines were skipped; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..errors import NeardupError
+from .data import datasets, demo, prepare_restaurants
+from .judge import clusters, evaluate, html, tune
+from .local_solr import solr
+from .search import delete, index, query, report
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="neardup-solr")
+def cli() -> None:
+    """Near-duplicate detection for records, backed by Apache Solr.
+
+    \b
+    The whole reference job on the restaurant data:
+      neardup demo
+    Step by step:
+      neardup solr start
+      neardup datasets restaurants -o data/restaurants
+      neardup index data/restaurants/addresses.txt
+      neardup report --shingles --max-dist 2 out.tsv
+      neardup evaluate out.tsv --gold data/restaurants/gold_pairs.tsv
+    """
+
+
+for command in (solr, datasets, prepare_restaurants, index, report, query, delete, evaluate, tune, clusters, html, demo):
+    cli.add_command(command)
+cli.add_command(index, "index-restaurants")
+cli.add_command(report, "report-near-dups")
+
+
+def run(command: click.Command, prog: str) -> None:
+    """Run a command with one-line errors instead of tracebacks."""
+    try:
+        command.main(prog_name=prog, standalone_mode=False)
+    except NeardupError as err:
+        click.echo(f"{prog}: error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except click.exceptions.Abort:
+        click.echo(f"{prog}: interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo(f"{prog}: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        os._exit(1)
+
+
+def main() -> None:
+    run(cli, "neardup")
+
+
+def index_main() -> None:
+    run(index, "index-restaurants")
+
+
+def report_main() -> None:
+    run(report, "report-near-dups")

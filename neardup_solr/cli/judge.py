@@ -1,0 +1,149 @@
+"""Judging results: scores against true pairs, LSH tuning, clusters, the HTML report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from .. import bands, plots
+from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
+from ..evaluate import missed, read_gold, score, values_by_truth
+from ..html_report import render, write_report
+from ..pairs import read_pairs
+from ..records import RecordReader
+from ..solr import Solr
+from .common import say, solr_connection
+
+
+@click.command("evaluate")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
+              help="True pairs, two ids per line.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Histogram PNG of the pairs' similarities, true vs false [default: PAIRS with .png].")
+@click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
+@click.option("--missed", "show_missed", is_flag=True, help="List the true pairs that were not reported.")
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The `ID TEXT` file, to show the texts of missed pairs.")
+def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
+             records: Path | None) -> None:
+    """Score a pair file against true pairs; the last line holds the numbers.
+
+    \b
+    Example:
+      neardup evaluate out.tsv --gold gold_pairs.tsv --missed
+      -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
+    """
+    found, truth = read_pairs(pairs), read_gold(gold)
+    if not no_plot:
+        true_values, false_values, label = values_by_truth(found, truth)
+        path = plots.similarity_histogram(plot or pairs.with_suffix(".png"), true_values, false_values, label)
+        say(f"saved the histogram of {label} to {path}")
+    if show_missed:
+        texts = {r.id: r.text for r in RecordReader(records)} if records else {}
+        for a, b in missed(found, truth):
+            shown = f"\t{texts[a]}\t{texts[b]}" if a in texts and b in texts else ""
+            click.echo(f"missed\t{a}\t{b}{shown}")
+    click.echo(score(found, truth).line())
+
+
+@click.command("tune")
+@click.option("--low", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Similarity below which pairs should almost never be candidates.")
+@click.option("--high", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Similarity above which pairs should almost always be candidates.")
+@click.option("--hashes", type=click.IntRange(1, 4096), default=128, show_default=True,
+              help="MinHash values available (bands x rows may not exceed it).")
+@click.option("--miss", type=click.FloatRange(0, 1, min_open=True), default=0.01, show_default=True,
+              help="Allowed chance of missing a pair at HIGH.")
+@click.option("--false-hit", type=click.FloatRange(0, 1, min_open=True), default=0.001, show_default=True,
+              help="Allowed chance of a pair at LOW becoming a candidate.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=Path("s-curve.png"),
+              show_default=True, help="Where to save the S-curve.")
+def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, plot: Path) -> None:
+    """Choose LSH bands x rows from two similarity targets.
+
+    Solves 1-(1-s^r)^b directly: for each r, the fewest bands b catching
+    HIGH with probability >= 1-MISS, checked against catching LOW with
+    probability <= FALSE_HIT. Prints the table and the choice, and saves
+    the S-curve.
+
+    \b
+    Example:
+      neardup tune --low 0.05 --high 0.5 --hashes 128
+    """
+    if low >= high:
+        raise click.BadParameter("--low must be below --high")
+    tuning = bands.tune(low, high, hashes, miss=miss, false_hit=false_hit)
+    click.echo(f"{'rows':>5} {'bands':>6} {'hashes':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
+    for row in tuning.table:
+        if row.bands >= 1 and (row.rows <= 12 or row is tuning.choice):
+            ok = row.p_low <= false_hit and row.p_high >= 1 - miss
+            click.echo(f"{row.rows:>5} {row.bands:>6} {row.hashes:>6} {row.p_low:>9.5f} {row.p_high:>9.5f} "
+                       f"{row.threshold:>5.2f}  {'yes' if ok else 'no'}")
+    c = tuning.choice
+    if tuning.meets:
+        click.echo(f"choice: --bands {c.bands} --band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f})")
+    else:
+        click.echo(f"no bands x rows within {hashes} hashes meets both targets; closest: --bands {c.bands} "
+                   f"--band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
+                   f"meeting both needs {tuning.hashes_needed} hashes")
+    say(f"saved the S-curve to {plots.s_curve(plot, c, low, high)}")
+
+
+@click.command("clusters")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--json", "as_json", is_flag=True, help="Write JSON instead of TSV.")
+def clusters(pairs: Path, out: Path, as_json: bool) -> None:
+    """Group pairs into clusters: the records that are one thing.
+
+    Each connected component of the pairs is a cluster, largest first. The
+    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines.
+
+    \b
+    Examples:
+      neardup clusters pairs.tsv -o clusters.tsv
+      neardup clusters pairs.tsv -o clusters.json --json
+    """
+    found = cluster_pair_file(pairs)
+    write_clusters(out, found, json=as_json)
+    say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {out}")
+
+
+@click.command("html")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Take the texts from this `ID TEXT` file instead of Solr.")
+@click.option("--image", "images", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A PNG to show [default: PAIRS with .png and s-curve.png beside PAIRS, when present].")
+@click.option("--title", default="Near-duplicate clusters", show_default=True)
+@solr_connection(lazy=True)
+def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...], title: str,
+         solr: Callable[[], Solr]) -> None:
+    """One self-contained HTML page: every cluster's texts side by side,
+    differing words highlighted, summary numbers and plots.
+
+    \b
+    Examples:
+      neardup html pairs.tsv -o report.html
+      neardup html pairs.tsv -o report.html --records data/addresses.txt
+    """
+    found = read_pairs(pairs)
+    groups = cluster_pairs(found)
+    wanted = {member for cluster in groups for member in cluster.members}
+    if records is not None:
+        texts = {r.id: r.text for r in RecordReader(records) if r.id in wanted}
+        total = None
+    else:
+        connection = solr()
+        texts = connection.texts(sorted(wanted))
+        total = connection.count()
+    shown = images or (pairs.with_suffix(".png"), pairs.parent / "s-curve.png")
+    page = render(groups, texts, found, title=title, images=[p for p in shown if p.is_file()],
+                  summary={"records": total} if total is not None else None)
+    write_report(out, page)
+    say(f"wrote {out} ({len(groups)} clusters)")

@@ -1,0 +1,206 @@
+"""Indexing records and finding their near duplicates."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from ..bands import MAX_BANDS
+from ..candidates import MODES, SHINGLES, OnlineSearch, near_duplicates
+from ..collisions import MAX_BUCKET
+from ..documents import LSH_SHINGLES, IndexSettings
+from ..indexer import BATCH_SIZE, index_records
+from ..errors import NeardupError
+from ..pairs import Pair, ordered, pair_lines, write_pairs
+from ..records import RecordReader
+from ..similarity import DEFAULT_THRESHOLD
+from ..solr import Solr, term
+from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connection
+
+
+@click.command("index")
+@click.argument("records", type=click.Path(dir_okay=False, path_type=Path))
+@solr_connection
+@click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
+              "records' near duplicates among everything indexed.")
+@click.option("--pairs", "pairs_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --append: write the new records' pairs here instead of to stdout.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="With --append: smallest similarity reported.")
+@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
+              help="MinHash values of word shingles per record (--minhash).")
+@click.option("--bands", type=click.IntRange(1, MAX_BANDS), default=IndexSettings.bands, show_default=True,
+              help="LSH bands per record (default mode).")
+@click.option("--band-rows", type=click.IntRange(1, 64), default=IndexSettings.rows, show_default=True,
+              help="MinHash values per LSH band.")
+@click.option("--lsh-shingles", type=click.Choice(LSH_SHINGLES), default=IndexSettings.lsh_shingles,
+              show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
+@click.option("--lean", is_flag=True, help="Only the default mode's fields, not the reference modes' (faster, "
+              "smaller; for large collections).")
+@click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
+@click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
+@quiet_option
+def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, threshold: float, signatures: int,
+          bands: int, band_rows: int, lsh_shingles: str, lean: bool, batch_size: int, strict: bool,
+          quiet: bool) -> None:
+    """Index an `ID TEXT` file, replacing what the index held.
+
+    A record whose id is indexed already replaces it. With --append the
+    index keeps what it held (and the settings it was built with) and the
+    new records' near duplicates are written as pairs, like `report` does.
+
+    Bad lines are reported with file and line number and skipped, with a
+    count at the end and exit code 6; the valid records are all indexed.
+    With --strict the file is checked first and the first bad line fails
+    the command (exit code 4) before the index is touched.
+
+    \b
+    Examples:
+      neardup index data/addresses.txt
+      neardup index --lean big.txt
+      neardup index --append new.txt --pairs new-pairs.tsv
+    """
+    if strict:
+        for _ in RecordReader(records, strict=True):
+            pass
+    if append:
+        settings = IndexSettings.load(solr)
+    else:
+        settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles,
+                                 reference=not lean)
+    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"))
+    started = time.monotonic()
+    if not append:
+        solr.delete_all()
+        settings.save(solr)
+    with progress(None, "rec", quiet, "indexing") as bar:
+        count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar)
+    say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
+        + (f"; skipped {len(reader.bad)} bad lines" if reader.bad else ""))
+    if append:
+        search = OnlineSearch(solr, threshold)
+        found: dict[frozenset[str], Pair] = {}
+        with progress(count, "rec", quiet, "finding their duplicates") as bar:
+            for record in RecordReader(records):
+                for match in search.find(record.text, exclude=record.id):
+                    pair = ordered(record.id, match.id, match.distance, match.similarity)
+                    found.setdefault(pair.key, pair)
+                bar.update(1)
+        if pairs_out is None:
+            sys.stdout.writelines(pair_lines(found.values()))
+        else:
+            write_pairs(pairs_out, found.values())
+        say(f"{len(found)} pairs with the new records")
+    if reader.bad:
+        sys.exit(EXIT_SKIPPED_LINES)
+
+
+@click.command("report")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--lsh", "mode", flag_value="lsh", default=True,
+              help="The default: LSH band candidates, weighted-cosine verification.")
+@click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
+@click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="Smallest similarity reported (default mode).")
+@click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
+              help="Largest word edit distance reported (reference modes).")
+@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
+              help="MinHash values compared (--minhash).")
+@click.option("--rows", type=click.IntRange(1), default=SHINGLES.rows, show_default=True,
+              help="Candidates verified per record (reference modes).")
+@click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
+              help="Skip band keys held by more records than this (default mode).")
+@solr_connection
+@quiet_option
+def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int, max_bucket: int,
+           solr: Solr, quiet: bool) -> None:
+    """Write every near-duplicate pair to OUT.
+
+    Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus `<TAB>similarity`
+    in the default mode.
+
+    The default mode finds, for all records at once, those sharing an LSH
+    band key of the repaired text's character 3-grams (no blocking), and
+    keeps the pairs whose rarity- and position-weighted cosine similarity
+    reaches THRESHOLD. The reference modes (--shingles, --minhash) ask Solr
+    for each record's best ROWS candidates with the same first word by
+    values shared, and keep those within MAX_DIST words.
+
+    \b
+    Examples:
+      neardup report pairs.tsv
+      neardup report --shingles --max-dist 2 out.tsv
+      neardup report --minhash --signatures 20 --max-dist 2 out.tsv
+    """
+    started = time.monotonic()
+    if mode == "lsh":
+        bar = progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands")
+    else:
+        bar = progress(solr.count(), "rec", quiet, f"searching ({mode})")
+    with bar:
+        found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
+                                threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
+        count = write_pairs(out, found)
+    say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+
+
+@click.command("query")
+@click.argument("text", required=False)
+@click.option("--id", "record_id", help="Look up the near duplicates of this indexed record instead of TEXT.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="Smallest similarity shown.")
+@click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
+@solr_connection
+def query(text: str | None, record_id: str | None, threshold: float, limit: int, as_json: bool, solr: Solr) -> None:
+    """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
+
+    Each match shows its similarity (the default mode's weighted cosine), its
+    word edit distance, its id and its text. Exits 0 even when nothing
+    matches; the output then has no matches.
+
+    \b
+    Examples:
+      neardup query "Art's Deli 12224 Ventura Blvd. Studio City"
+      neardup query --id 536 --json
+    """
+    if (text is None) == (record_id is None):
+        raise click.UsageError("give either TEXT or --id ID")
+    if record_id is not None:
+        docs = solr.search(term("id", record_id), fl="content", rows=1).docs
+        if not docs:
+            raise NeardupError(f"no record with id {record_id!r} in {solr.url}")
+        text = docs[0]["content"]
+    matches = OnlineSearch(solr, threshold).find(text, exclude=record_id)[:limit]
+    if as_json:
+        click.echo(json.dumps({"query": {"id": record_id, "text": text},
+                               "matches": [asdict(m) | {"similarity": round(m.similarity, 4)} for m in matches]},
+                              ensure_ascii=False))
+        return
+    for m in matches:
+        click.echo(f"{m.similarity:.4f}\t{m.distance}\t{m.id}\t{m.text}")
+    if not matches:
+        say(f"no record reaches similarity {threshold}")
+
+
+@click.command("delete")
+@click.argument("ids", nargs=-1, required=True)
+@solr_connection
+def delete(ids: tuple[str, ...], solr: Solr) -> None:
+    """Delete records by id and commit; says how many were there.
+
+    \b
+    Example:
+      neardup delete 17 536
+    """
+    present = set(solr.texts(list(ids)))
+    solr.delete_ids(list(ids))
+    solr.commit()
+    missing = [i for i in ids if i not in present]
+    say(f"deleted {len(present)} records" + (f"; not in the index: {', '.join(missing)}" if missing else ""))

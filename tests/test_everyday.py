@@ -1,0 +1,136 @@
+"""Everyday commands on the restaurant data: query, append, delete, clusters, html."""
+
+import json
+
+import pytest
+
+from conftest import ARTIFACTS, create_core, drop_core, run_cli
+
+
+@pytest.fixture(scope="module")
+def restaurants(solr_node, restaurants_dir, tmp_path_factory):
+    work = tmp_path_factory.mktemp("everyday")
+    addresses = work / "addresses.txt"
+    done = run_cli("prepare-restaurants", "--fodors", str(restaurants_dir / "fodors.txt"),
+                   "--zagats", str(restaurants_dir / "zagats.txt"), "-o", str(addresses))
+    assert done.returncode == 0, done.stderr
+    core = create_core(solr_node)
+    assert run_cli("index", str(addresses), "--solr-url", core.url).returncode == 0
+    assert run_cli("report", str(work / "pairs.tsv"), "--solr-url", core.url).returncode == 0
+    yield core, work
+    drop_core(core)
+
+
+def test_query_a_new_text_finds_both_listings_first(restaurants):
+    core, _ = restaurants
+    done = run_cli("query", "Art's Deli 12224 Ventura Blvd. Studio City", "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("\t") for line in done.stdout.splitlines()]
+    assert {rows[0][2], rows[1][2]} == {"3", "536"}
+    assert rows[0][2] == "536" and float(rows[0][0]) == 1.0 and rows[0][1] == "0"  # the same text
+    assert rows[1][3] == "Art's Delicatessen 12224 Ventura Blvd. Studio City"
+    similarities = [float(r[0]) for r in rows]
+    assert similarities == sorted(similarities, reverse=True) and min(similarities) >= 0.7
+
+
+def test_query_an_indexed_record_as_json(restaurants):
+    core, _ = restaurants
+    done = run_cli("query", "--id", "3", "--json", "--solr-url", core.url)
+    answer = json.loads(done.stdout)
+    assert answer["query"] == {"id": "3", "text": "Art's Delicatessen 12224 Ventura Blvd. Studio City"}
+    assert [m["id"] for m in answer["matches"]][:1] == ["536"]
+    assert all(m["id"] != "3" for m in answer["matches"])
+    assert set(answer["matches"][0]) == {"id", "similarity", "distance", "text"}
+
+
+def test_query_needs_text_or_id_and_says_when_the_id_is_unknown(restaurants):
+    core, _ = restaurants
+    assert run_cli("query", "--solr-url", core.url).returncode == 2
+    done = run_cli("query", "--id", "999999", "--solr-url", core.url)
+    assert done.returncode == 1 and "no record with id '999999'" in done.stderr
+
+
+def test_append_reports_new_duplicates_replace_and_delete(solr_node, restaurants_dir, tmp_path):
+    core = create_core(solr_node)
+    try:
+        base = tmp_path / "base.txt"
+        base.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Hotel Bel-Air 701 Stone Canyon Rd. Bel Air\n")
+        assert run_cli("index", str(base), "--solr-url", core.url).returncode == 0
+        new = tmp_path / "new.txt"
+        new.write_text("10 Hotel Bel-Air 701 Stone Canyon Road Bel Air\n11 Something else entirely 5 Main St\n")
+        done = run_cli("index", "--append", str(new), "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        pairs = [line.split("\t") for line in done.stdout.splitlines()]
+        assert [p[:3] for p in pairs] == [["2", "10", "0"]]  # "Road" is repaired to "rd"
+        assert core.count() == 4
+
+        replaced = tmp_path / "replace.txt"
+        replaced.write_text("11 Art's Deli 12224 Ventura Blvd Studio City\n")
+        done = run_cli("index", "--append", str(replaced), "--solr-url", core.url)
+        assert [p.split("\t")[:2] for p in done.stdout.splitlines()] == [["1", "11"]]
+        assert core.count() == 4
+        assert core.texts(["11"]) == {"11": "Art's Deli 12224 Ventura Blvd Studio City"}
+
+        done = run_cli("delete", "10", "11", "77", "--solr-url", core.url)
+        assert done.returncode == 0 and "deleted 2 records; not in the index: 77" in done.stderr
+        assert sorted(d["id"] for d in core.iter_docs(["id"])) == ["1", "2"]
+        done = run_cli("query", "Hotel Bel-Air 701 Stone Canyon Road Bel Air", "--solr-url", core.url)
+        assert [line.split("\t")[2] for line in done.stdout.splitlines()] == ["2"]
+    finally:
+        drop_core(core)
+
+
+def test_clusters_of_the_gold_pairs_are_the_112_matched_restaurants(restaurants_dir, tmp_path):
+    gold = restaurants_dir / "gold_pairs.tsv"
+    ids = gold.read_text().split()
+    # Each true pair is one Fodor's and one Zagat's record, no record twice: 112 clusters of 2.
+    assert len(ids) == 224 == len(set(ids))
+    out = tmp_path / "clusters.json"
+    assert run_cli("clusters", str(gold), "-o", str(out), "--json").returncode == 0
+    found = json.loads(out.read_text())
+    assert [c["size"] for c in found] == [2] * 112
+    assert sorted(m for c in found for m in c["members"]) == sorted(ids)
+    tsv = tmp_path / "clusters.tsv"
+    assert run_cli("clusters", str(gold), "-o", str(tsv)).returncode == 0
+    assert tsv.read_text().splitlines()[0] == "cluster_id\tsize\tmembers"
+
+
+def test_clusters_of_reported_pairs_join_chains(restaurants, tmp_path):
+    core, work = restaurants
+    pairs = [line.split("\t")[:2] for line in (work / "pairs.tsv").read_text().splitlines()]
+    out = tmp_path / "clusters.tsv"
+    assert run_cli("clusters", str(work / "pairs.tsv"), "-o", str(out)).returncode == 0
+    home = {}
+    for line in out.read_text().splitlines()[1:]:
+        number, size, members = line.split("\t")
+        assert int(size) == len(members.split(","))
+        home.update((m, number) for m in members.split(","))
+    assert all(home[a] == home[b] for a, b in pairs)
+    assert len(home) == len({i for p in pairs for i in p})
+
+
+def test_html_report_of_the_restaurants_in_a_real_browser(restaurants, restaurants_dir, browser, tmp_path):
+    core, work = restaurants
+    done = run_cli("evaluate", str(work / "pairs.tsv"), "--gold", str(restaurants_dir / "gold_pairs.tsv"))
+    assert done.returncode == 0 and (work / "pairs.png").is_file()  # the histogram the page shows
+    page_file = tmp_path / "report.html"
+    done = run_cli("html", str(work / "pairs.tsv"), "-o", str(page_file), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    pairs = [line.split("\t")[:2] for line in (work / "pairs.tsv").read_text().splitlines()]
+
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(page_file.as_uri(), wait_until="load")
+    shown = set(page.locator("table.members td.id").all_inner_texts())
+    assert shown == {i for p in pairs for i in p}
+    headings = page.locator("section.cluster h2").all_inner_texts()
+    assert len(headings) == len(set(headings)) and headings[0].startswith("Cluster 1 ")
+    assert "Art's Delicatessen 12224 Ventura Blvd. Studio City" in page.inner_text("body")
+    assert page.locator("img").evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth > 0)") == [True]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "restaurants-report.png"), full_page=True, clip={"x": 0, "y": 0, "width": 1100,
+                                                                          "height": 1400})
+    page.close()
+    assert errors == []
