@@ -19,11 +19,13 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+import urllib3
 
 from .errors import NeardupError
 
@@ -63,8 +65,8 @@ def cache_dir() -> Path:
     return Path(base) / "neardup-solr"
 
 
-def local_url(port: int, core: str = CORE) -> str:
-    return f"http://127.0.0.1:{port}/solr/{core}"
+def local_url(port: int, core: str = CORE, scheme: str = "http") -> str:
+    return f"{scheme}://127.0.0.1:{port}/solr/{core}"
 
 
 def find_java() -> str:
@@ -134,14 +136,15 @@ def prepare_home(data_dir: Path) -> Path:
 class Node:
     pid: int
     port: int
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return local_url(self.port)
+        return local_url(self.port, scheme=self.scheme)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/solr"
+        return f"{self.scheme}://127.0.0.1:{self.port}/solr"
 
 
 def _state_file(data_dir: Path) -> Path:
@@ -152,7 +155,7 @@ def running_node(data_dir: Path) -> Node | None:
     """The node this data folder started, if its process is still alive."""
     try:
         state = json.loads(_state_file(data_dir).read_text())
-        node = Node(int(state["pid"]), int(state["port"]))
+        node = Node(int(state["pid"]), int(state["port"]), state.get("scheme", "http"))
     except (OSError, ValueError, KeyError):
         return None
     return node if _is_launcher(node.pid) else None
@@ -176,10 +179,16 @@ def _is_launcher(pid: int) -> bool:
 
 
 def answers(url: str) -> bool:
+    """Whether the core at ``url`` is up: it answers a ping, or refuses it
+    for want of credentials. Only a liveness probe of our own node on
+    loopback, so it sends no credentials and does not check certificates."""
     try:
-        return requests.get(f"{url}/admin/ping", params={"wt": "json"}, timeout=2).status_code == 200
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+            answer = requests.get(f"{url}/admin/ping", params={"wt": "json"}, timeout=2, verify=False)
     except requests.RequestException:
         return False
+    return answer.status_code in (200, 401, 403)
 
 
 def port_in_use(port: int) -> bool:
@@ -193,15 +202,19 @@ def start(
     port: int = DEFAULT_PORT,
     *,
     heap: str = "2g",
+    keystore: Path | None = None,
     exit_with: int | None = None,
     wait: float = 180.0,
     echo: Callable[[str], None] = print,
 ) -> Node:
     """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping.
 
-    Starting again is harmless: a node already serving this data folder, or
-    any neardup core already answering on the port, is reported and reused.
+    With ``keystore`` (PKCS12; its password in NEARDUP_KEYSTORE_PASSWORD)
+    the node serves HTTPS only. Starting again is harmless: a node already
+    serving this data folder, or any neardup core already answering on the
+    port, is reported and reused.
     """
+    scheme = "https" if keystore else "http"
     data_dir = data_dir.resolve()
     node = running_node(data_dir)
     if node is not None:
@@ -214,9 +227,9 @@ def start(
             echo(f"Solr is already running at {node.url} (pid {node.pid})")
             return node
     elif port_in_use(port):
-        if answers(local_url(port)):
-            echo(f"a neardup Solr already answers at {local_url(port)}")
-            return Node(pid=0, port=port)
+        if answers(local_url(port, scheme=scheme)):
+            echo(f"a neardup Solr already answers at {local_url(port, scheme=scheme)}")
+            return Node(pid=0, port=port, scheme=scheme)
         raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another with --port")
     java = find_java()
     launcher = build_launcher(echo)
@@ -235,6 +248,8 @@ def start(
         "--port",
         str(port),
     ]
+    if keystore is not None:
+        command += ["--keystore", str(Path(keystore).resolve())]
     if exit_with is not None:
         command += ["--exit-with", str(exit_with)]
     console = logs / "launcher.log"
@@ -242,8 +257,8 @@ def start(
         process = subprocess.Popen(
             command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-    node = Node(process.pid, port)
-    _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port}))
+    node = Node(process.pid, port, scheme)
+    _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port, "scheme": scheme}))
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -67,10 +67,23 @@ def _session(retries: int, auth: tuple[str, str] | None, verify: bool | str) -> 
         raise_on_status=False,
     )
     session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
-    session.mount("https://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
+    session.mount("https://", _Verifying(verify, max_retries=retry, pool_maxsize=16))
     session.auth = auth
-    session.verify = verify
     return session
+
+
+class _Verifying(HTTPAdapter):
+    """Checks certificates against a given CA file even where REQUESTS_CA_BUNDLE
+    is set (requests lets that variable override a session's own setting)."""
+
+    def __init__(self, verify: bool | str, **kwargs: Any):
+        self._verify = verify
+        super().__init__(**kwargs)
+
+    def send(self, request, **kwargs):
+        if isinstance(self._verify, str):
+            kwargs["verify"] = self._verify
+        return super().send(request, **kwargs)
 
 
 class Solr:
@@ -97,7 +110,7 @@ class Solr:
             auth = (unquote(parts.username), unquote(parts.password or ""))
         self.url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
         self.session = _session(retries, auth, verify)
-        self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth, verify=verify)
+        self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth)
 
     @property
     def name(self) -> str:

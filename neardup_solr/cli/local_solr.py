@@ -21,8 +21,10 @@ def solr() -> None:
 @port_option
 @data_dir_option
 @click.option("--heap", default="2g", show_default=True, help="Java heap of the Solr JVM.")
+@click.option("--tls-keystore", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Serve HTTPS with this PKCS12 keystore; its password in env NEARDUP_KEYSTORE_PASSWORD.")
 @click.option("--exit-with", type=int, hidden=True, help="Stop when this process ends (tests).")
-def solr_start(port: int, data_dir: Path, heap: str, exit_with: int | None) -> None:
+def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, exit_with: int | None) -> None:
     """Start Solr in the background and wait until the core answers.
 
     The first start builds the launcher with Maven, which downloads Solr's
@@ -32,7 +34,7 @@ def solr_start(port: int, data_dir: Path, heap: str, exit_with: int | None) -> N
     Example:
       neardup solr start --port 8983
     """
-    server.start(data_dir, port, heap=heap, exit_with=exit_with, echo=say)
+    server.start(data_dir, port, heap=heap, keystore=tls_keystore, exit_with=exit_with, echo=say)
 
 
 @solr.command("build")
