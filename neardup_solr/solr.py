@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pysolr
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
@@ -109,6 +110,7 @@ class Solr:
         if parts.username is not None and auth is None:
             auth = (unquote(parts.username), unquote(parts.password or ""))
         self.url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        self.timeout = timeout
         self.session = _session(retries, auth, verify)
         self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth)
 
@@ -124,6 +126,11 @@ class Solr:
                 raise SolrUnavailable(
                     f"the TLS certificate of {self.url} could not be verified",
                     hint="give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
+                ) from None
+            if _timed_out(err.__context__):
+                raise SolrUnavailable(
+                    f"Solr at {self.url} did not answer within {self.timeout:g} s",
+                    hint="raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
                 ) from None
             if isinstance(err.__context__, (requests.ConnectionError, requests.Timeout)):
                 raise SolrUnavailable(
@@ -204,6 +211,15 @@ class Solr:
         """A GET on ``url/path`` (admin and schema endpoints), decoded from JSON."""
         text = self._call("request", self._client._send_request, "get", f"{path}?{_encode(params)}")
         return json.loads(text)
+
+
+def _timed_out(error: BaseException | None) -> bool:
+    """A read timeout, raised as such or (after urllib3's retries) wrapped in a
+    connection error whose reason is one."""
+    if isinstance(error, requests.ReadTimeout):
+        return True
+    reason = getattr(error.args[0], "reason", None) if isinstance(error, requests.ConnectionError) and error.args else None
+    return isinstance(reason, urllib3.exceptions.ReadTimeoutError)
 
 
 def _encode(params: dict[str, Any]) -> str:
