@@ -4,7 +4,7 @@ Three modes, each a Solr field whose shared values make candidates:
 
 - ``lsh`` (the default): records sharing at least one LSH band key, found
   for all records at once from the keys' buckets (``collisions.py``), kept
-  when their weighted cosine similarity (``similarity.py``) reaches the
+  when their similarity (``similarity.py``) reaches the
   threshold; :func:`candidates` asks the same for one record;
 - ``shingles`` and ``minhash`` (the reference workflow): for each record,
   the records sharing word shingles or MinHash values and the same first
@@ -31,7 +31,7 @@ from .parallel import bounded_map
 from .records import id_key
 from .repair import repair
 from .signatures import untag
-from .similarity import DEFAULT_THRESHOLD, Weights, cosine
+from .similarity import DEFAULT_THRESHOLD, Weights, similarity
 from .solr import Solr, overlap_query, term
 from .text import normalize, words
 from .verify import word_distance
@@ -100,7 +100,7 @@ class EditDistanceCheck:
 
 
 class SimilarityCheck:
-    """The default verification: weighted cosine >= threshold."""
+    """The default verification: soft weighted cosine >= threshold."""
 
     def __init__(self, weights: Weights, threshold: float):
         self.weights = weights
@@ -112,10 +112,10 @@ class SimilarityCheck:
 
     def compare(self, a: str, mine: tuple[list[str], dict[str, float]], b: str,
                 other: tuple[list[str], dict[str, float]]) -> Pair | None:
-        similarity = cosine(mine[1], other[1])
-        if similarity < self.threshold:
+        score = similarity(mine[1], other[1])
+        if score < self.threshold:
             return None
-        return Pair(a, b, word_distance(mine[0], other[0]), similarity)
+        return Pair(a, b, word_distance(mine[0], other[0]), score)
 
 
 @dataclass(frozen=True)

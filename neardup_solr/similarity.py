@@ -11,8 +11,14 @@ own counts. Rare words say more about identity than common ones ("bistro"
 less than "spago"), and leading words more than later ones: a record opens
 with what it is (a name, a title) and ends with shared context (street,
 city, category). Two records at one address differ in their leading words;
-one restaurant listed twice differs in its trailing ones. The similarity is
-the cosine of the two weight vectors, in [0, 1].
+one restaurant listed twice differs in its trailing ones.
+
+The similarity is the cosine of the two unit weight vectors, made soft as in
+Soft TF-IDF (Cohen, Ravikumar and Fienberg, 2003): a word of one record
+missing from the other still counts through the other's closest word, if
+their Jaro-Winkler similarity is at least ``CLOSE`` (0.9), times that
+similarity. So a typo ("Vally" for "Valley") costs a little, not the whole
+word. It is computed both ways and averaged, and lies in [0, 1].
 """
 
 from __future__ import annotations
@@ -20,10 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from Levenshtein import jaro_winkler
+
 LEAD = 1.0
 DECAY = 0.5
+CLOSE = 0.9
 # Pairs at or above this similarity are reported (measured on the
-# restaurant data: F1 stays within 0.01 of its best from 0.66 to 0.72).
+# restaurant data: F1 stays within 0.01 of its best from 0.68 to 0.74).
 DEFAULT_THRESHOLD = 0.7
 
 Vector = dict[str, float]
@@ -49,7 +58,20 @@ class Weights:
         return {word: w / norm for word, w in weights.items()}
 
 
-def cosine(a: Vector, b: Vector) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return min(1.0, sum(w * b.get(word, 0.0) for word, w in a.items()))
+def similarity(a: Vector, b: Vector) -> float:
+    return min(1.0, (_soft_dot(a, b) + _soft_dot(b, a)) / 2.0)
+
+
+def _soft_dot(a: Vector, b: Vector) -> float:
+    total = 0.0
+    for word, weight in a.items():
+        if word in b:
+            total += weight * b[word]
+            continue
+        best = 0.0
+        for other, other_weight in b.items():
+            close = jaro_winkler(word, other)
+            if close >= CLOSE:
+                best = max(best, other_weight * close)
+        total += weight * best
+    return total

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from neardup_solr.similarity import Weights, cosine
+from neardup_solr.similarity import Weights, similarity
 
 
 def test_idf_is_bm25s():
@@ -24,13 +24,13 @@ def test_vector_weights_rarity_and_position_and_is_unit_length():
     assert vec["b"] / vec["c"] == pytest.approx(1.5 / 1.25)
 
 
-def test_cosine_bounds_and_symmetry():
+def test_similarity_bounds_and_symmetry():
     weights = Weights(doc_count=50, doc_freq={"x": 5, "y": 20, "z": 40})
     a, b = weights.vector(["x", "y", "z"]), weights.vector(["z", "y"])
-    assert cosine(a, a) == pytest.approx(1.0)
-    assert cosine(a, weights.vector(["q"])) == 0.0
-    assert cosine(a, b) == pytest.approx(cosine(b, a))
-    assert 0.0 < cosine(a, b) < 1.0
+    assert similarity(a, a) == pytest.approx(1.0)
+    assert similarity(a, weights.vector(["q"])) == 0.0
+    assert similarity(a, b) == pytest.approx(similarity(b, a))
+    assert 0.0 < similarity(a, b) < 1.0
 
 
 def test_records_differing_in_leading_rare_words_score_below_records_differing_in_trailing_ones():
@@ -41,4 +41,22 @@ def test_records_differing_in_leading_rare_words_score_below_records_differing_i
     hotel_b = weights.vector("palace court 3570 las vegas blvd s las vegas".split())
     moved_a = weights.vector("palace court 3570 las vegas blvd s las vegas".split())
     moved_b = weights.vector("palace court 3400 las vegas blvd las vegas".split())
-    assert cosine(moved_a, moved_b) > 0.7 > cosine(hotel_a, hotel_b)
+    assert similarity(moved_a, moved_b) > 0.7 > similarity(hotel_a, hotel_b)
+
+
+def test_without_typos_it_is_the_plain_cosine():
+    weights = Weights(doc_count=100, doc_freq={"alpha": 3, "beta": 40, "gamma": 7, "delta": 12})
+    a, b = weights.vector(["alpha", "beta", "gamma"]), weights.vector(["beta", "gamma", "delta"])
+    plain = sum(w * b.get(word, 0.0) for word, w in a.items())
+    assert similarity(a, b) == pytest.approx(plain)
+
+
+def test_a_typo_costs_a_little_not_the_whole_word():
+    weights = Weights(doc_count=1000, doc_freq={"valley": 20, "vslley": 1, "grill": 30, "main": 300})
+    right = weights.vector("valley grill main".split())
+    typo = weights.vector("vslley grill main".split())
+    unrelated = weights.vector("summit grill main".split())
+    exact_only = sum(w * typo.get(word, 0.0) for word, w in right.items())
+    assert similarity(right, typo) > 0.9 > exact_only
+    assert similarity(right, unrelated) < 0.7
+    assert similarity(right, typo) == pytest.approx(similarity(typo, right))

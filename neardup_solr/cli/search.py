@@ -103,7 +103,7 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
 @click.command("report")
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--lsh", "mode", flag_value="lsh", default=True,
-              help="The default: LSH band candidates, weighted-cosine verification.")
+              help="The default: LSH band candidates, soft weighted-cosine verification.")
 @click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
 @click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
@@ -127,7 +127,7 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
 
     The default mode finds, for all records at once, those sharing an LSH
     band key of the repaired text's character 3-grams (no blocking), and
-    keeps the pairs whose rarity- and position-weighted cosine similarity
+    keeps the pairs whose soft, rarity- and position-weighted cosine similarity
     reaches THRESHOLD. The reference modes (--shingles, --minhash) ask Solr
     for each record's best ROWS candidates with the same first word by
     values shared, and keep those within MAX_DIST words.
@@ -161,7 +161,7 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
 def query(text: str | None, record_id: str | None, threshold: float, limit: int, as_json: bool, solr: Solr) -> None:
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
-    Each match shows its similarity (the default mode's weighted cosine), its
+    Each match shows its similarity (the default mode's soft weighted cosine), its
     word edit distance, its id and its text. Exits 0 even when nothing
     matches; the output then has no matches.
 
