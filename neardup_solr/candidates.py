@@ -17,13 +17,14 @@ Each pair is reported once, smaller id first.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
 from .bands import band_prefix
-from .collisions import MAX_BUCKET, collide
+from .collisions import LSH_FIELD, MAX_BUCKET, Skipped, buckets, pair_up
 from .documents import DocumentBuilder, IndexSettings, repaired_tokens
 from .errors import NeardupError
 from .pairs import Pair
@@ -160,24 +161,27 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
               warn: Callable[[str], None] = lambda _: None) -> Iterator[Pair]:
     """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
     settings = IndexSettings.load(solr)
-    fields = ["id", "content"]
-    banded = collide(solr, [band_prefix(band) for band in range(settings.bands)], fields, max_bucket=max_bucket,
-                     progress=progress)
-    exact = collide(solr, [""], fields, field_name="md5_hash", max_bucket=None)
-    if banded.skipped_keys:
-        warn(f"skipped {banded.skipped_keys} band keys held by more than {max_bucket} records each "
-             f"(up to {banded.largest_skipped}): near-identical groups that large are left out; "
+    skipped = Skipped()
+    tick = progress.update if progress is not None else lambda: None
+    found = pair_up(chain(
+        buckets(solr, LSH_FIELD, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+                skipped=skipped, progress=tick),
+        buckets(solr, "md5_hash", [""], max_bucket=None),
+    ))
+    if skipped.keys:
+        warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
+             f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "raise --max-bucket to include them")
     check = SimilarityCheck(Weights(*solr.term_counts("tokens")), threshold)
-    docs = {**banded.docs, **exact.docs}
+    texts = solr.texts(found.ids)
     prepared: dict[str, tuple[list[str], dict[str, float]]] = {}
 
     def prepare(record_id: str) -> tuple[list[str], dict[str, float]]:
         if record_id not in prepared:
-            prepared[record_id] = check.prepare(docs[record_id])
+            prepared[record_id] = check.prepare({"content": texts[record_id]})
         return prepared[record_id]
 
-    for a, b in sorted(banded.pairs | exact.pairs, key=lambda p: (id_key(p[0]), id_key(p[1]))):
+    for a, b in found.pairs():
         if pair := check.compare(a, prepare(a), b, prepare(b)):
             yield pair
 

@@ -1,43 +1,61 @@
-"""All candidate pairs at once, from the band keys that several records share.
+"""All candidate pairs at once, from the keys that several records share.
 
 One query per record costs a million round trips for a million records.
-Instead Solr is asked, band by band, which keys at least two records hold:
-a JSON terms facet on the band field's docValues with ``mincount`` 2 (counts
-of live documents, so replaced or deleted records do not linger). The
-members of those keys are then fetched in batches with a ``{!terms}`` query,
-which needs no escaping and has no clause limit. Every pair inside a key's
-bucket is a candidate.
+Instead Solr is asked, band by band, which keys at least two records hold: a
+JSON terms facet on the band field's docValues with ``mincount`` 2 (counts of
+live documents, so replaced or deleted records do not linger). The records
+holding any of those keys are then read once each, with their keys, by a
+``{!terms}`` query (no escaping, no clause limit) paged with a cursor; every
+pair inside a key's bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
 ``max_bucket`` records are skipped and counted. Exact duplicates are found
 apart from the bands, by their MD5, so skipping never loses them.
+
+Pairs are kept as numpy arrays of record numbers, 8 bytes a pair, so millions
+of candidates fit in a little memory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+
+import numpy as np
 
 from .records import id_key
 from .solr import Solr
 
 LSH_FIELD = "content_lsh"
 MAX_BUCKET = 100
-KEYS_PER_QUERY = 2000
+KEYS_PER_QUERY = 50_000
+DOCS_PER_PAGE = 10_000
 
 
 @dataclass
-class Buckets:
-    """What a collision pass found: candidate pairs and each member's fields."""
+class Candidates:
+    """Candidate pairs as indices into ``ids`` (smaller id first)."""
 
-    pairs: set[tuple[str, str]] = field(default_factory=set)
-    docs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    skipped_keys: int = 0
-    largest_skipped: int = 0
+    ids: list[str]
+    left: np.ndarray
+    right: np.ndarray
+
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        """Each pair once, in id order."""
+        for a, b in zip(self.left.tolist(), self.right.tolist()):
+            yield self.ids[a], self.ids[b]
+
+
+@dataclass
+class Skipped:
+    """Keys left out for being held by more than ``max_bucket`` records."""
+
+    keys: int = 0
+    largest: int = 0
 
 
 def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str, int]]:
@@ -49,40 +67,42 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str,
         yield bucket["val"], bucket["count"]
 
 
-def collide(solr: Solr, prefixes: list[str], fields: list[str], *, field_name: str = LSH_FIELD,
-            max_bucket: int | None = MAX_BUCKET, progress=None) -> Buckets:
-    """Candidate pairs (smaller id first) of the records sharing a key of
-    ``field_name``, with ``fields`` of each; one facet request per prefix.
-    ``max_bucket=None`` keeps every key."""
-    result = Buckets()
+def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
+            skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[list[str]]:
+    """The ids holding each shared key of ``field_name``, one facet request per
+    key prefix; ``max_bucket=None`` keeps every key."""
+    keys: list[str] = []
     for prefix in prefixes:
-        batch: dict[str, int] = {}
         for key, count in shared_keys(solr, field_name, prefix):
-            if max_bucket is not None and count > max_bucket:
-                result.skipped_keys += 1
-                result.largest_skipped = max(result.largest_skipped, count)
-                continue
-            batch[key] = count
-            if len(batch) >= KEYS_PER_QUERY:
-                _add_buckets(solr, field_name, batch, fields, result)
-                batch = {}
-        if batch:
-            _add_buckets(solr, field_name, batch, fields, result)
-        if progress is not None:
-            progress.update(1)
-    return result
+            if max_bucket is None or count <= max_bucket:
+                keys.append(key)
+            elif skipped is not None:
+                skipped.keys += 1
+                skipped.largest = max(skipped.largest, count)
+        progress()
+    for start in range(0, len(keys), KEYS_PER_QUERY):
+        batch = set(keys[start : start + KEYS_PER_QUERY])
+        members: dict[str, list[str]] = {}
+        query = f"{{!terms f={field_name}}}" + ",".join(sorted(batch))  # keys hold no commas
+        for doc in solr.iter_docs(["id", field_name], q=query, batch=DOCS_PER_PAGE):
+            values = doc.get(field_name, ())
+            for key in [values] if isinstance(values, str) else values:
+                if key in batch:
+                    members.setdefault(key, []).append(doc["id"])
+        yield from members.values()
 
 
-def _add_buckets(solr: Solr, field_name: str, batch: dict[str, int], fields: list[str], result: Buckets) -> None:
-    """Fetch the members of a batch of keys (keys hold no commas) and pair them up."""
-    found = solr.search(f"{{!terms f={field_name}}}" + ",".join(batch), fl=",".join({*fields, field_name}),
-                        rows=sum(batch.values()), sort="id asc")
-    buckets: dict[str, list[str]] = {}
-    for doc in found.docs:
-        result.docs.setdefault(doc["id"], {k: doc[k] for k in fields if k in doc})
-        values = doc.get(field_name, ())
-        for key in [values] if isinstance(values, str) else values:
-            if key in batch:
-                buckets.setdefault(key, []).append(doc["id"])
-    for ids in buckets.values():
-        result.pairs.update(combinations(sorted(ids, key=id_key), 2))
+def pair_up(groups: Iterable[list[str]]) -> Candidates:
+    """Every pair inside each group, once; ids ranked in id order so that a
+    pair of ranks (i < j) is a pair of ids, smaller first."""
+    groups = list(groups)
+    ids = sorted({i for group in groups for i in group}, key=id_key)
+    rank = {record_id: n for n, record_id in enumerate(ids)}
+    left, right = array("q"), array("q")
+    for group in groups:
+        for a, b in combinations(sorted(rank[m] for m in group), 2):
+            left.append(a)
+            right.append(b)
+    codes = np.unique(np.frombuffer(left, dtype=np.int64) * max(len(ids), 1) + np.frombuffer(right, dtype=np.int64))
+    first, second = np.divmod(codes, max(len(ids), 1))
+    return Candidates(ids, first, second)

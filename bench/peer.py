@@ -1,0 +1,87 @@
+"""The peer: datasketch's MinHash and in-memory MinHashLSH on the same records.
+
+``python -m bench.peer RECORDS PAIRS_OUT --bands B --rows R`` does what a
+datasketch user would: the same shingles (character 3-grams of the repaired
+text), MinHash of ``B*R`` permutations with its fastest bulk API and hash
+function, an LSH index with exactly B bands of R rows, every record inserted,
+then every record queried; the candidates it returns are its pairs. It
+prints one JSON line of timings and its peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+
+import mmh3
+from datasketch import MinHash, MinHashLSH
+
+from neardup_solr.records import RecordReader, id_key
+from neardup_solr.repair import repair
+from neardup_solr.shingles import char_shingles
+
+BATCH = 10_000
+
+
+def murmur(data: bytes) -> int:
+    """datasketch's hash function slot, filled with the fastest one we know."""
+    return mmh3.hash(data, 42, signed=False)
+
+
+def shingle_bytes(text: str) -> list[bytes]:
+    return [s.encode("utf-8") for s in char_shingles(repair(text))]
+
+
+def run(records_path: str, pairs_path: str, bands: int, rows: int) -> dict[str, float]:
+    started = time.perf_counter()
+    lsh = MinHashLSH(num_perm=bands * rows, params=(bands, rows))
+    keys, signatures = [], []
+    batch_ids, batch_shingles = [], []
+
+    def flush() -> None:
+        with lsh.insertion_session() as session:
+            for key, m in zip(batch_ids, MinHash.bulk(batch_shingles, num_perm=bands * rows, hashfunc=murmur)):
+                session.insert(key, m, check_duplication=False)
+                keys.append(key)
+                signatures.append(m)
+        batch_ids.clear()
+        batch_shingles.clear()
+
+    for record in RecordReader(records_path):
+        batch_ids.append(record.id)
+        batch_shingles.append(shingle_bytes(record.text))
+        if len(batch_ids) >= BATCH:
+            flush()
+    flush()
+    built = time.perf_counter()
+    pairs = []
+    for key, m in zip(keys, signatures):
+        rank = id_key(key)
+        pairs.extend((key, other) for other in lsh.query(m) if id_key(other) > rank)
+    queried = time.perf_counter()
+    with open(pairs_path, "w", encoding="utf-8") as out:
+        out.writelines(f"{a}\t{b}\n" for a, b in pairs)
+    return {
+        "build_seconds": built - started,
+        "query_seconds": queried - built,
+        "seconds": queried - started,
+        "pairs": len(pairs),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.peer", description=__doc__.split("\n\n")[0])
+    parser.add_argument("records")
+    parser.add_argument("pairs_out")
+    parser.add_argument("--bands", type=int, required=True)
+    parser.add_argument("--rows", type=int, required=True)
+    args = parser.parse_args()
+    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.rows)), file=sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
