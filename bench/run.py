@@ -82,7 +82,7 @@ def signature_throughput(texts: list[str]) -> dict[str, float]:
         for s in group:
             mmh3.hash(s, 42, signed=False)
     raw = time.perf_counter() - started
-    hasher = MinHasher(PERMUTATIONS)
+    hasher = MinHasher(PERMUTATIONS, bits=16)  # as the index builds its LSH signatures
     started = time.perf_counter()
     for first in range(0, len(texts), 1000):
         hasher.text_signatures(texts[first : first + 1000], 3)
@@ -223,7 +223,7 @@ def markdown(results: dict) -> str:
         f"{peer['query_seconds']:.1f} | {peer['pairs']:,} | {peer['true']:,} | {peer['precision']:.3f} | "
         f"{peer['recall']:.3f} | {peer['peak_rss_mb']:.0f} MB |",
         "",
-        f"Our peak RSS is the largest of the `neardup index` and `neardup report` processes; Solr's JVM is not counted.",
+        "Our peak RSS is the largest of the `neardup index` and `neardup report` processes; Solr's JVM is not counted.",
         "",
         "## 5. Online query",
         "",

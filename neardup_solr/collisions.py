@@ -1,12 +1,11 @@
 """All candidate pairs at once, from the keys that several records share.
 
 One query per record costs a million round trips for a million records.
-Instead Solr is asked, band by band, which keys at least two records hold: a
-JSON terms facet on the band field's docValues with ``mincount`` 2 (counts of
-live documents, so replaced or deleted records do not linger). The records
-holding any of those keys are then read once each, with their keys, by a
-``{!terms}`` query (no escaping, no clause limit) paged with a cursor; every
-pair inside a key's bucket is a candidate.
+Instead Solr is asked, band by band, which keys at least two records hold
+(the terms component, ``terms.mincount`` 2). The records holding any of
+those keys are then read once each, with their keys, by a ``{!terms}`` query
+(no escaping, no clause limit) paged with a cursor; every pair inside a
+key's bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
@@ -19,7 +18,6 @@ of candidates fit in a little memory.
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -59,12 +57,19 @@ class Skipped:
 
 
 def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str, int]]:
-    """(key, count) of every key starting with ``prefix`` held by 2 or more records."""
-    facet = {"keys": {"type": "terms", "field": field_name, "prefix": prefix, "mincount": 2, "limit": -1,
-                      "sort": "index"}}
-    found = solr.search("*:*", rows=0, **{"json.facet": json.dumps(facet)})
-    for bucket in found.raw_response.get("facets", {}).get("keys", {}).get("buckets", []):
-        yield bucket["val"], bucket["count"]
+    """(key, count) of every key starting with ``prefix`` held by 2 or more records.
+
+    The terms component reads the term dictionary alone, so the key field
+    needs no docValues (which would cost a third of the indexing time). Its
+    counts include records deleted or replaced but not yet merged away,
+    which can only add a key whose bucket then holds fewer records.
+    """
+    found = solr.search("*:*", rows=0, terms="true", **{
+        "terms.fl": field_name, "terms.prefix": prefix, "terms.mincount": 2, "terms.limit": -1,
+        "terms.sort": "index",
+    })
+    flat = found.raw_response.get("terms", {}).get(field_name, [])
+    return zip(flat[::2], flat[1::2])
 
 
 def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,

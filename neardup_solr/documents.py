@@ -74,7 +74,7 @@ class DocumentBuilder:
     def __init__(self, settings: IndexSettings):
         self.settings = settings
         self._reference = MinHasher(settings.signatures)
-        self._lsh = MinHasher(settings.bands * settings.rows)
+        self._lsh = MinHasher(settings.bands * settings.rows, bits=16)
 
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""

@@ -41,20 +41,32 @@ def masks(n: int) -> np.ndarray:
 
 
 class MinHasher:
-    """Signatures of ``num_perm`` values for batches of records."""
+    """Signatures of ``num_perm`` values for batches of records.
+
+    ``bits=16`` keeps the top 16 bits of every hash and mask, so each value
+    is the minimum over a 16-bit hash space: two different values agree by
+    accident with probability 1/65536, which banding makes negligible, and
+    numpy moves half the bytes (b-bit minwise hashing, Li and König 2010,
+    taken before the minimum rather than after). The reference signatures
+    keep all 32 bits.
+    """
 
     # Records whose minima are taken together: their hashes XOR-ed with all
     # masks stay in the CPU cache.
     CHUNK = 512
 
-    def __init__(self, num_perm: int):
+    def __init__(self, num_perm: int, bits: int = 32):
         if num_perm < 1:
             raise ValueError("a signature needs at least one value")
+        if bits not in (16, 32):
+            raise ValueError("bits must be 16 or 32")
         self.num_perm = num_perm
-        self.masks = masks(num_perm)
+        self.shift = np.uint32(32 - bits)
+        self.dtype = np.uint16 if bits == 16 else np.uint32
+        self.masks = (masks(num_perm) >> self.shift).astype(self.dtype)
 
     def signatures(self, shingle_lists: Sequence[Sequence[str]]) -> np.ndarray:
-        """One row of ``num_perm`` uint32 values per shingle list (none may be empty)."""
+        """One row of ``num_perm`` values per shingle list (none may be empty)."""
         encoded = [s.encode("utf-8") for shingles in shingle_lists for s in shingles]
         counts = np.fromiter((len(s) for s in shingle_lists), dtype=np.int64, count=len(shingle_lists))
         lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
@@ -66,7 +78,7 @@ class MinHasher:
         """Signatures of each text's character ``width``-grams, as
         ``signatures([char_shingles(t, width) ...])`` but without building them:
         for ASCII text the n-grams are the byte windows of one buffer."""
-        out = np.empty((len(texts), self.num_perm), dtype=np.uint32)
+        out = np.empty((len(texts), self.num_perm), dtype=self.dtype)
         ascii_rows = [i for i, t in enumerate(texts) if t.isascii() and len(t) >= width]
         other_rows = sorted(set(range(len(texts))) - set(ascii_rows))
         if ascii_rows:
@@ -94,9 +106,10 @@ class MinHasher:
         """
         if len(counts) and counts.min() <= 0:
             raise ValueError("cannot sign a record without shingles")
+        hashes = (hashes >> self.shift).astype(self.dtype)
         starts = np.cumsum(counts) - counts
-        out = np.empty((len(counts), self.num_perm), dtype=np.uint32)
-        scratch = np.empty((self.CHUNK, self.num_perm), dtype=np.uint32)
+        out = np.empty((len(counts), self.num_perm), dtype=self.dtype)
+        scratch = np.empty((self.CHUNK, self.num_perm), dtype=self.dtype)
         order = np.argsort(counts, kind="stable")
         for first in range(0, len(order), self.CHUNK):
             rows = order[first : first + self.CHUNK]

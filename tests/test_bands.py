@@ -66,10 +66,11 @@ def test_tune_says_when_no_choice_fits_and_how_many_hashes_would():
     assert brute_force(0.05, 0.5, tuning.hashes_needed)
 
 
-def test_band_collisions_follow_the_s_curve():
+@pytest.mark.parametrize("bits", [32, 16])
+def test_band_collisions_follow_the_s_curve(bits):
     """Pairs of known Jaccard similarity collide as often as 1-(1-s^r)^b says."""
     bands, rows, trials = 8, 4, 400
-    hasher = MinHasher(bands * rows)
+    hasher = MinHasher(bands * rows, bits=bits)
     rng = np.random.default_rng(3)
     for shared in (10, 30, 45):  # of 60 elements each: J = shared / (120 - shared)
         s = shared / (120 - shared)

@@ -84,3 +84,21 @@ def test_text_signatures_equal_signatures_of_char_shingles(texts):
     hasher = MinHasher(24)
     assert hasher.text_signatures(texts, 3).tolist() == hasher.signatures([char_shingles(t) for t in texts]).tolist()
     assert hasher.text_signatures(texts, 3).tolist() == [reference_signature(char_shingles(t), 24) for t in texts]
+
+
+@given(st.lists(st.lists(st.text(min_size=1), min_size=1, max_size=8), min_size=1, max_size=6))
+@settings(max_examples=40)
+def test_16_bit_signatures_are_the_minima_of_the_top_16_bits(shingle_lists):
+    got = MinHasher(12, bits=16).signatures(shingle_lists)
+    assert got.dtype == np.uint16
+    top = [int(m) >> 16 for m in masks(12)]
+    assert got.tolist() == [
+        [min((mmh3.hash(s, 42, signed=False) >> 16) ^ m for s in shingles) for m in top] for shingles in shingle_lists
+    ]
+
+
+def test_16_bit_values_still_estimate_jaccard():
+    hasher = MinHasher(512, bits=16)
+    a = [f"x{i}" for i in range(60)]
+    b = a[:30] + [f"y{i}" for i in range(30)]  # J = 30 / 90
+    assert float(np.mean(hasher.signature(a) == hasher.signature(b))) == pytest.approx(1 / 3, abs=0.07)
