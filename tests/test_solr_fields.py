@@ -72,16 +72,18 @@ def test_a_record_indexed_again_replaces_the_old_one(core):
 
 def test_band_keys_and_tokens_as_solr_stores_them(core):
     index_records(core, [Record("1", TEXT), Record("2", "Art's Delicatessen 12224 Ventura Boulevard")])
-    (doc,) = core.search('id:"1"', fl="content_lsh,tokens").docs
+    (doc,) = core.search('id:"1"', fl="content_lsh").docs
     expected = DocumentBuilder(IndexSettings()).band_keys([repair(TEXT)])[0]
     assert len(expected) == 42 and sorted(doc["content_lsh"]) == sorted(expected)
     assert all(core.count(term("content_lsh", key)) >= 1 for key in expected)
-    assert sorted(doc["tokens"]) == sorted(["art", "deli", "12224", "ventura", "blvd", "studio", "city"])
+    for word in ["art", "deli", "12224", "ventura", "blvd", "studio", "city"]:
+        assert core.count(term("tokens", word)) >= 1, word
+    assert core.count(term("tokens", "art's")) == core.count(term("tokens", "s")) == 0
     total, counts = core.term_counts("tokens")
     assert total == 2
     assert counts["art"] == counts["12224"] == counts["blvd"] == 2
     assert counts["deli"] == counts["delicatessen"] == 1
-    assert core.term_counts("tokens", ["deli", "blvd", "absent"]) == (2, {"deli": 1, "blvd": 2, "absent": 0})
+    assert core.term_counts("tokens", ["deli", "blvd", "absent"]) == (2, {"deli": 1, "blvd": 2})
 
 
 def test_index_settings_are_kept_in_the_index(core):
@@ -97,8 +99,9 @@ def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
     records = tmp_path / "r.txt"
     records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n")
     assert run_cli("index", str(records), "--lean", "--solr-url", core.url).returncode == 0
-    (doc,) = core.search('id:"1"', fl="*,tokens,content_lsh").docs
-    assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "tokens", "content_lsh"}
+    (doc,) = core.search('id:"1"', fl="*").docs
+    assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "content_lsh"}
+    assert core.count(term("tokens", "deli")) == 2
     done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
     assert done.returncode == 1 and "built with --lean) (hint: index again without --lean)" in done.stderr
     assert run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url).returncode == 0
