@@ -40,6 +40,12 @@ def masks(n: int) -> np.ndarray:
     return np.array([mmh3.hash(f"mask {i}", MASK_SEED, signed=False) for i in range(n)], dtype=np.uint32)
 
 
+def multipliers(n: int) -> np.ndarray:
+    """Odd 16-bit numbers: multiplying by one is a bijection of the 16-bit values."""
+    return np.array([mmh3.hash(f"multiplier {i}", MASK_SEED, signed=False) & 0xFFFF | 1 for i in range(n)],
+                    dtype=np.uint16)
+
+
 class MinHasher:
     """Signatures of ``num_perm`` values for batches of records.
 
@@ -47,8 +53,13 @@ class MinHasher:
     is the minimum over a 16-bit hash space: two different values agree by
     accident with probability 1/65536, which banding makes negligible, and
     numpy moves half the bytes (b-bit minwise hashing, Li and König 2010,
-    taken before the minimum rather than after). The reference signatures
-    keep all 32 bits.
+    taken before the minimum rather than after). In 16 bits the masked hash
+    is also multiplied by an odd number i: ``((h >> 16) XOR m_i) * a_i mod
+    2^16``. XOR alone reorders values only by flipping bits, so the values of
+    one band agree together slightly less often than independent functions
+    would (0.840 against 1-(1-s^6)^21 = 0.855 at s = 2/3, measured); the
+    multiplication carries every bit into the high ones and restores the
+    S-curve. The reference signatures keep the write-up's 32-bit XOR scheme.
     """
 
     # Records whose minima are taken together: their hashes XOR-ed with all
@@ -64,6 +75,7 @@ class MinHasher:
         self.shift = np.uint32(32 - bits)
         self.dtype = np.uint16 if bits == 16 else np.uint32
         self.masks = (masks(num_perm) >> self.shift).astype(self.dtype)
+        self.multipliers = multipliers(num_perm) if bits == 16 else None
 
     def signatures(self, shingle_lists: Sequence[Sequence[str]]) -> np.ndarray:
         """One row of ``num_perm`` values per shingle list (none may be empty)."""
@@ -101,7 +113,7 @@ class MinHasher:
 
         Records are taken in order of length, CHUNK at a time, each padded to
         the chunk's longest by repeating its last hash (which leaves its
-        minimum alone); two in-place array operations per shingle position
+        minimum alone); a few in-place array operations per shingle position
         then do all masks of all records in the chunk.
         """
         if len(counts) and counts.min() <= 0:
@@ -116,12 +128,17 @@ class MinHasher:
             width = int(counts[rows].max())
             at = starts[rows, None] + np.minimum(np.arange(width), counts[rows, None] - 1)
             by_position = np.ascontiguousarray(hashes[at].T)
-            acc = by_position[0, :, None] ^ self.masks
-            xored = scratch[: len(rows)]
+            acc = self._permuted(by_position[0, :, None], scratch[: len(rows)]).copy()
             for position in range(1, width):
-                np.bitwise_xor(by_position[position, :, None], self.masks, out=xored)
-                np.minimum(acc, xored, out=acc)
+                np.minimum(acc, self._permuted(by_position[position, :, None], scratch[: len(rows)]), out=acc)
             out[rows] = acc
+        return out
+
+    def _permuted(self, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Each hash of ``column`` under every permutation, written into ``out``."""
+        np.bitwise_xor(column, self.masks, out=out)
+        if self.multipliers is not None:
+            np.multiply(out, self.multipliers, out=out)
         return out
 
     def signature(self, shingles: Sequence[str]) -> np.ndarray:

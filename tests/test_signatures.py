@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.shingles import jaccard
-from neardup_solr.signatures import MinHasher, masks, shingle_hash, tagged_values, untag
+from neardup_solr.signatures import MinHasher, masks, multipliers, shingle_hash, tagged_values, untag
 
 
 def reference_signature(shingles, n):
@@ -88,12 +88,15 @@ def test_text_signatures_equal_signatures_of_char_shingles(texts):
 
 @given(st.lists(st.lists(st.text(min_size=1), min_size=1, max_size=8), min_size=1, max_size=6))
 @settings(max_examples=40)
-def test_16_bit_signatures_are_the_minima_of_the_top_16_bits(shingle_lists):
+def test_16_bit_signatures_are_the_minima_of_the_top_16_bits_permuted(shingle_lists):
     got = MinHasher(12, bits=16).signatures(shingle_lists)
     assert got.dtype == np.uint16
     top = [int(m) >> 16 for m in masks(12)]
+    odd = [int(a) for a in multipliers(12)]
+    assert all(a % 2 == 1 for a in odd)
     assert got.tolist() == [
-        [min((mmh3.hash(s, 42, signed=False) >> 16) ^ m for s in shingles) for m in top] for shingles in shingle_lists
+        [min(((mmh3.hash(s, 42, signed=False) >> 16) ^ m) * a % 65536 for s in shingles) for m, a in zip(top, odd)]
+        for shingles in shingle_lists
     ]
 
 
