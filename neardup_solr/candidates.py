@@ -32,7 +32,7 @@ from .parallel import bounded_map
 from .records import id_key
 from .repair import repair
 from .signatures import untag
-from .similarity import DEFAULT_THRESHOLD, Weights, similarity
+from .similarity import DEFAULT_THRESHOLD, Vector, Weights, similarity
 from .solr import Solr, overlap_query, term
 from .text import normalize, words
 from .verify import word_distance
@@ -107,16 +107,15 @@ class SimilarityCheck:
         self.weights = weights
         self.threshold = threshold
 
-    def prepare(self, doc: dict[str, Any]) -> tuple[list[str], dict[str, float]]:
-        tokens = repaired_tokens(repair(doc["content"]))
-        return tokens, self.weights.vector(tokens)
+    def vector(self, text: str) -> Vector:
+        return self.weights.vector(repaired_tokens(repair(text)))
 
-    def compare(self, a: str, mine: tuple[list[str], dict[str, float]], b: str,
-                other: tuple[list[str], dict[str, float]]) -> Pair | None:
-        score = similarity(mine[1], other[1])
+    def compare(self, a: str, text_a: str, vector_a: Vector, b: str, text_b: str, vector_b: Vector) -> Pair | None:
+        score = similarity(vector_a, vector_b)
         if score < self.threshold:
             return None
-        return Pair(a, b, word_distance(mine[0], other[0]), score)
+        distance = word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
+        return Pair(a, b, distance, score)
 
 
 @dataclass(frozen=True)
@@ -145,14 +144,14 @@ class OnlineSearch:
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
         if not found:
             return []
-        mine = repaired_tokens(repaired)
-        theirs = [repaired_tokens(repair(other["content"])) for other in found]
-        words = {w for tokens in [mine, *theirs] for w in tokens}
-        check = SimilarityCheck(Weights(*self.solr.term_counts("tokens", sorted(words))), self.threshold)
-        vector = check.weights.vector(mine)
+        words = {w for other in found for w in repaired_tokens(repair(other["content"]))}
+        check = SimilarityCheck(Weights(*self.solr.term_counts("tokens", sorted(words | set(repaired_tokens(repaired))))),
+                                self.threshold)
+        vector = check.vector(text)
         matches = []
-        for other, tokens in zip(found, theirs):
-            if pair := check.compare("", (mine, vector), other["id"], (tokens, check.weights.vector(tokens))):
+        for other in found:
+            pair = check.compare("", text, vector, other["id"], other["content"], check.vector(other["content"]))
+            if pair:
                 matches.append(Match(other["id"], pair.similarity, pair.distance, other["content"]))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
 
@@ -174,15 +173,15 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
              "raise --max-bucket to include them")
     check = SimilarityCheck(Weights(*solr.term_counts("tokens")), threshold)
     texts = solr.texts(found.ids)
-    prepared: dict[str, tuple[list[str], dict[str, float]]] = {}
+    vectors: dict[str, Vector] = {}
 
-    def prepare(record_id: str) -> tuple[list[str], dict[str, float]]:
-        if record_id not in prepared:
-            prepared[record_id] = check.prepare({"content": texts[record_id]})
-        return prepared[record_id]
+    def vector(record_id: str) -> Vector:
+        if record_id not in vectors:
+            vectors[record_id] = check.vector(texts[record_id])
+        return vectors[record_id]
 
     for a, b in found.pairs():
-        if pair := check.compare(a, prepare(a), b, prepare(b)):
+        if pair := check.compare(a, texts[a], vector(a), b, texts[b], vector(b)):
             yield pair
 
 

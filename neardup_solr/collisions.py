@@ -2,10 +2,10 @@
 
 One query per record costs a million round trips for a million records.
 Instead Solr is asked, band by band, which keys at least two records hold
-(the terms component, ``terms.mincount`` 2). The records holding any of
-those keys are then read once each, with their keys, by a ``{!terms}`` query
-(no escaping, no clause limit) paged with a cursor; every pair inside a
-key's bucket is a candidate.
+(the terms component, ``terms.mincount`` 2). The records holding those keys
+are then read with their keys, a batch of keys at a time, by a ``{!terms}``
+query (no escaping, no clause limit); every pair inside a key's bucket is a
+candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
@@ -30,8 +30,7 @@ from .solr import Solr
 
 LSH_FIELD = "content_lsh"
 MAX_BUCKET = 100
-KEYS_PER_QUERY = 50_000
-DOCS_PER_PAGE = 10_000
+DOCS_PER_QUERY = 20_000
 
 
 @dataclass
@@ -76,25 +75,41 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
             skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[list[str]]:
     """The ids holding each shared key of ``field_name``, one facet request per
     key prefix; ``max_bucket=None`` keeps every key."""
-    keys: list[str] = []
+    keys: dict[str, int] = {}
     for prefix in prefixes:
         for key, count in shared_keys(solr, field_name, prefix):
             if max_bucket is None or count <= max_bucket:
-                keys.append(key)
+                keys[key] = count
             elif skipped is not None:
                 skipped.keys += 1
                 skipped.largest = max(skipped.largest, count)
         progress()
-    for start in range(0, len(keys), KEYS_PER_QUERY):
-        batch = set(keys[start : start + KEYS_PER_QUERY])
+    for batch in _batches(keys):
         members: dict[str, list[str]] = {}
-        query = f"{{!terms f={field_name}}}" + ",".join(sorted(batch))  # keys hold no commas
-        for doc in solr.iter_docs(["id", field_name], q=query, batch=DOCS_PER_PAGE):
+        # One request per batch, its size known from the counts: no paging,
+        # so the long query is sent once. Keys hold no commas.
+        found = solr.search(f"{{!terms f={field_name}}}" + ",".join(batch), fl=f"id,{field_name}",
+                            rows=sum(batch.values()))
+        for doc in found.docs:
             values = doc.get(field_name, ())
             for key in [values] if isinstance(values, str) else values:
                 if key in batch:
                     members.setdefault(key, []).append(doc["id"])
         yield from members.values()
+
+
+def _batches(keys: dict[str, int]) -> Iterator[dict[str, int]]:
+    """Keys in groups holding about DOCS_PER_QUERY records in all."""
+    batch: dict[str, int] = {}
+    total = 0
+    for key, count in keys.items():
+        batch[key] = count
+        total += count
+        if total >= DOCS_PER_QUERY:
+            yield batch
+            batch, total = {}, 0
+    if batch:
+        yield batch
 
 
 def pair_up(groups: Iterable[list[str]]) -> Candidates:
