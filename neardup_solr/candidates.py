@@ -32,7 +32,7 @@ from .parallel import bounded_map
 from .records import id_key
 from .repair import repair
 from .signatures import untag
-from .similarity import DEFAULT_THRESHOLD, Vector, Weights, similarity
+from .similarity import DEFAULT_THRESHOLD, CloseWords, Vector, Weights, similarity
 from .solr import Solr, overlap_query, term
 from .text import normalize, words
 from .verify import word_distance
@@ -100,18 +100,19 @@ class EditDistanceCheck:
         return Pair(doc["id"], other["id"], distance) if distance <= self.max_dist else None
 
 
+def text_vector(weights: Weights, text: str) -> Vector:
+    return weights.vector(repaired_tokens(repair(text)))
+
+
 class SimilarityCheck:
     """The default verification: soft weighted cosine >= threshold."""
 
-    def __init__(self, weights: Weights, threshold: float):
-        self.weights = weights
+    def __init__(self, close: CloseWords, threshold: float):
+        self.close = close
         self.threshold = threshold
 
-    def vector(self, text: str) -> Vector:
-        return self.weights.vector(repaired_tokens(repair(text)))
-
     def compare(self, a: str, text_a: str, vector_a: Vector, b: str, text_b: str, vector_b: Vector) -> Pair | None:
-        score = similarity(vector_a, vector_b)
+        score = similarity(vector_a, vector_b, self.close)
         if score < self.threshold:
             return None
         distance = word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
@@ -144,14 +145,15 @@ class OnlineSearch:
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
         if not found:
             return []
-        words = {w for other in found for w in repaired_tokens(repair(other["content"]))}
-        check = SimilarityCheck(Weights(*self.solr.term_counts("tokens", sorted(words | set(repaired_tokens(repaired))))),
-                                self.threshold)
-        vector = check.vector(text)
+        weights = Weights(*self.solr.term_counts(
+            "tokens", sorted({w for other in found for w in repaired_tokens(repair(other["content"]))}
+                             | set(repaired_tokens(repaired)))))
+        mine = text_vector(weights, text)
+        theirs = [text_vector(weights, other["content"]) for other in found]
+        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector), self.threshold)
         matches = []
-        for other in found:
-            pair = check.compare("", text, vector, other["id"], other["content"], check.vector(other["content"]))
-            if pair:
+        for other, vector in zip(found, theirs):
+            if pair := check.compare("", text, mine, other["id"], other["content"], vector):
                 matches.append(Match(other["id"], pair.similarity, pair.distance, other["content"]))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
 
@@ -171,17 +173,12 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "raise --max-bucket to include them")
-    check = SimilarityCheck(Weights(*solr.term_counts("tokens")), threshold)
+    weights = Weights(*solr.term_counts("tokens"))
     texts = solr.texts(found.ids)
-    vectors: dict[str, Vector] = {}
-
-    def vector(record_id: str) -> Vector:
-        if record_id not in vectors:
-            vectors[record_id] = check.vector(texts[record_id])
-        return vectors[record_id]
-
+    vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
+    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector), threshold)
     for a, b in found.pairs():
-        if pair := check.compare(a, texts[a], vector(a), b, texts[b], vector(b)):
+        if pair := check.compare(a, texts[a], vectors[a], b, texts[b], vectors[b]):
             yield pair
 
 

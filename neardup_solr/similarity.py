@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from Levenshtein import jaro_winkler
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import JaroWinkler
 
 LEAD = 1.0
 DECAY = 0.5
@@ -61,27 +63,43 @@ class Weights:
         return {word: w / norm for word, w in weights.items()}
 
 
-def similarity(a: Vector, b: Vector) -> float:
+class CloseWords:
+    """Which words of a vocabulary are within Jaro-Winkler ``CLOSE`` of which.
+
+    Worked out for the whole vocabulary at once (rapidfuzz's ``cdist``, in
+    compiled code, a block of rows at a time to bound memory), so comparing
+    two records is a few dictionary lookups instead of a Jaro-Winkler call
+    for every pair of their words.
+    """
+
+    ROWS = 512
+
+    def __init__(self, words: Iterable[str]):
+        vocabulary = sorted(set(words))
+        self.close: dict[str, list[tuple[str, float]]] = {}
+        for first in range(0, len(vocabulary), self.ROWS):
+            block = vocabulary[first : first + self.ROWS]
+            scores = process.cdist(block, vocabulary, scorer=JaroWinkler.similarity, score_cutoff=CLOSE,
+                                   dtype=np.float32, workers=-1)
+            for row, column in zip(*np.nonzero(scores)):
+                if first + row != column:
+                    self.close.setdefault(block[row], []).append((vocabulary[column], float(scores[row, column])))
+
+
+def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
     """Soft cosine: shared words count fully; each word of one record missing
     from the other counts through the other's closest missing word, if close
-    enough. Only missing words are compared, each pair once (Jaro-Winkler is
-    symmetric), and only when their lengths allow it: Jaro-Winkler is at most
-    0.6 * Jaro + 0.4 and Jaro at most (2 + shorter/longer) / 3, so 0.9 needs
-    the shorter word to be at least half as long as the longer."""
+    enough (both ways, averaged)."""
     exact = sum(weight * b[word] for word, weight in a.items() if word in b)
-    only_a = [w for w in a if w not in b]
-    only_b = [w for w in b if w not in a]
     best_a: dict[str, float] = {}
     best_b: dict[str, float] = {}
-    for word in only_a:
-        size = len(word)
-        for other in only_b:
-            if 2 * min(size, len(other)) < max(size, len(other)):
-                continue
-            close = jaro_winkler(word, other, score_cutoff=CLOSE)
-            if close:
-                best_a[word] = max(best_a.get(word, 0.0), b[other] * close)
-                best_b[other] = max(best_b.get(other, 0.0), a[word] * close)
+    for word in a:
+        if word in b:
+            continue
+        for other, score in close.close.get(word, ()):
+            if other in b and other not in a:
+                best_a[word] = max(best_a.get(word, 0.0), b[other] * score)
+                best_b[other] = max(best_b.get(other, 0.0), a[word] * score)
     soft_a = sum(a[word] * weight for word, weight in best_a.items())
     soft_b = sum(b[word] * weight for word, weight in best_b.items())
     return min(1.0, exact + (soft_a + soft_b) / 2.0)

@@ -2,9 +2,16 @@
 
 import math
 
+import Levenshtein
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from neardup_solr.similarity import Weights, similarity
+from neardup_solr.similarity import CLOSE, CloseWords, Weights, similarity
+
+
+def soft(a, b):
+    return similarity(a, b, CloseWords([*a, *b]))
 
 
 def test_idf_is_bm25s():
@@ -27,10 +34,10 @@ def test_vector_weights_rarity_and_position_and_is_unit_length():
 def test_similarity_bounds_and_symmetry():
     weights = Weights(doc_count=50, doc_freq={"x": 5, "y": 20, "z": 40})
     a, b = weights.vector(["x", "y", "z"]), weights.vector(["z", "y"])
-    assert similarity(a, a) == pytest.approx(1.0)
-    assert similarity(a, weights.vector(["q"])) == 0.0
-    assert similarity(a, b) == pytest.approx(similarity(b, a))
-    assert 0.0 < similarity(a, b) < 1.0
+    assert soft(a, a) == pytest.approx(1.0)
+    assert soft(a, weights.vector(["q"])) == 0.0
+    assert soft(a, b) == pytest.approx(soft(b, a))
+    assert 0.0 < soft(a, b) < 1.0
 
 
 def test_records_differing_in_leading_rare_words_score_below_records_differing_in_trailing_ones():
@@ -41,14 +48,14 @@ def test_records_differing_in_leading_rare_words_score_below_records_differing_i
     hotel_b = weights.vector("palace court 3570 las vegas blvd s las vegas".split())
     moved_a = weights.vector("palace court 3570 las vegas blvd s las vegas".split())
     moved_b = weights.vector("palace court 3400 las vegas blvd las vegas".split())
-    assert similarity(moved_a, moved_b) > 0.7 > similarity(hotel_a, hotel_b)
+    assert soft(moved_a, moved_b) > 0.7 > soft(hotel_a, hotel_b)
 
 
 def test_without_typos_it_is_the_plain_cosine():
     weights = Weights(doc_count=100, doc_freq={"alpha": 3, "beta": 40, "gamma": 7, "delta": 12})
     a, b = weights.vector(["alpha", "beta", "gamma"]), weights.vector(["beta", "gamma", "delta"])
     plain = sum(w * b.get(word, 0.0) for word, w in a.items())
-    assert similarity(a, b) == pytest.approx(plain)
+    assert soft(a, b) == pytest.approx(plain)
 
 
 def test_a_typo_costs_a_little_not_the_whole_word():
@@ -57,6 +64,16 @@ def test_a_typo_costs_a_little_not_the_whole_word():
     typo = weights.vector("vslley grill main".split())
     unrelated = weights.vector("summit grill main".split())
     exact_only = sum(w * typo.get(word, 0.0) for word, w in right.items())
-    assert similarity(right, typo) > 0.9 > exact_only
-    assert similarity(right, unrelated) < 0.7
-    assert similarity(right, typo) == pytest.approx(similarity(typo, right))
+    assert soft(right, typo) > 0.9 > exact_only
+    assert soft(right, unrelated) < 0.7
+    assert soft(right, typo) == pytest.approx(soft(typo, right))
+
+
+@given(st.lists(st.text(alphabet="abcdeilnorstuvy", min_size=1, max_size=9), max_size=25))
+def test_close_words_are_those_within_jaro_winkler_0_9(words):
+    close = CloseWords(words).close
+    for word in set(words):
+        expected = {other for other in set(words) - {word} if Levenshtein.jaro_winkler(word, other) >= CLOSE}
+        assert {other for other, _ in close.get(word, [])} == expected
+        for other, score in close.get(word, []):
+            assert score == pytest.approx(Levenshtein.jaro_winkler(word, other))
