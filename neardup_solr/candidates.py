@@ -163,18 +163,18 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
     """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
     settings = IndexSettings.load(solr)
     skipped = Skipped()
+    texts: dict[str, str] = {}
     tick = progress.update if progress is not None else lambda: None
     found = pair_up(chain(
         buckets(solr, LSH_FIELD, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
-                skipped=skipped, progress=tick),
-        buckets(solr, "md5_hash", [""], max_bucket=None),
+                skipped=skipped, texts=texts, progress=tick),
+        buckets(solr, "md5_hash", [""], max_bucket=None, texts=texts),
     ))
     if skipped.keys:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "raise --max-bucket to include them")
     weights = Weights(*solr.term_counts("tokens"))
-    texts = solr.texts(found.ids)
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector), threshold)
     for a, b in found.pairs():

@@ -25,6 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .parallel import bounded_map
 from .records import id_key
 from .solr import Solr
 
@@ -72,9 +73,11 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str,
 
 
 def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
-            skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[list[str]]:
-    """The ids holding each shared key of ``field_name``, one facet request per
-    key prefix; ``max_bucket=None`` keeps every key."""
+            skipped: Skipped | None = None, texts: dict[str, str] | None = None,
+            progress: Callable[[], None] = lambda: None) -> Iterator[list[str]]:
+    """The ids holding each shared key of ``field_name``, one terms request per
+    key prefix; ``max_bucket=None`` keeps every key. With ``texts``, the
+    members' texts are collected into it on the way."""
     keys: dict[str, int] = {}
     for prefix in prefixes:
         for key, count in shared_keys(solr, field_name, prefix):
@@ -84,13 +87,20 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
                 skipped.keys += 1
                 skipped.largest = max(skipped.largest, count)
         progress()
-    for batch in _batches(keys):
-        members: dict[str, list[str]] = {}
+    fields = f"id,{field_name}" + (",content" if texts is not None else "")
+
+    def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
         # One request per batch, its size known from the counts: no paging,
         # so the long query is sent once. Keys hold no commas.
-        found = solr.search(f"{{!terms f={field_name}}}" + ",".join(batch), fl=f"id,{field_name}",
-                            rows=sum(batch.values()))
-        for doc in found.docs:
+        found = solr.search(f"{{!terms f={field_name}}}" + ",".join(batch), fl=fields, rows=sum(batch.values()))
+        return batch, found.docs
+
+    # Two requests in flight: Solr reads one batch while we take the last apart.
+    for batch, docs in bounded_map(fetch, _batches(keys), 2):
+        members: dict[str, list[str]] = {}
+        for doc in docs:
+            if texts is not None:
+                texts.setdefault(doc["id"], doc["content"])
             values = doc.get(field_name, ())
             for key in [values] if isinstance(values, str) else values:
                 if key in batch:
@@ -113,16 +123,27 @@ def _batches(keys: dict[str, int]) -> Iterator[dict[str, int]]:
 
 
 def pair_up(groups: Iterable[list[str]]) -> Candidates:
-    """Every pair inside each group, once; ids ranked in id order so that a
-    pair of ranks (i < j) is a pair of ids, smaller first."""
-    groups = list(groups)
-    ids = sorted({i for group in groups for i in group}, key=id_key)
-    rank = {record_id: n for n, record_id in enumerate(ids)}
+    """Every pair inside each group, once, smaller id first, in id order.
+
+    Groups are taken as they come: ids get numbers in order of arrival, the
+    pairs are kept as two arrays of numbers, and only at the end are the
+    numbers put in id order.
+    """
+    number: dict[str, int] = {}
     left, right = array("q"), array("q")
     for group in groups:
-        for a, b in combinations(sorted(rank[m] for m in group), 2):
+        members = [number.setdefault(m, len(number)) for m in group]
+        for a, b in combinations(members, 2):
             left.append(a)
             right.append(b)
-    codes = np.unique(np.frombuffer(left, dtype=np.int64) * max(len(ids), 1) + np.frombuffer(right, dtype=np.int64))
-    first, second = np.divmod(codes, max(len(ids), 1))
+    arrived = list(number)
+    del number
+    order = sorted(range(len(arrived)), key=lambda n: id_key(arrived[n]))
+    ids = [arrived[n] for n in order]
+    rank = np.empty(len(arrived), dtype=np.int64)
+    rank[np.array(order, dtype=np.int64)] = np.arange(len(arrived))
+    a, b = rank[np.frombuffer(left, dtype=np.int64)], rank[np.frombuffer(right, dtype=np.int64)]
+    size = max(len(ids), 1)
+    codes = np.unique(np.minimum(a, b) * size + np.maximum(a, b))
+    first, second = np.divmod(codes, size)
     return Candidates(ids, first, second)
