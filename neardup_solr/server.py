@@ -178,14 +178,14 @@ def _is_launcher(pid: int) -> bool:
     return True
 
 
-def answers(url: str) -> bool:
-    """Whether the core at ``url`` is up: it answers a ping, or refuses it
-    for want of credentials. Only a liveness probe of our own node on
-    loopback, so it sends no credentials and does not check certificates."""
+def answers(url: str, probe: str = "admin/ping") -> bool:
+    """Whether the core at ``url`` is up: it answers a ping (or ``probe``), or
+    refuses it for want of credentials. Only a liveness probe of our own node
+    on loopback, so it sends no credentials and does not check certificates."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-            answer = requests.get(f"{url}/admin/ping", params={"wt": "json"}, timeout=2, verify=False)
+            answer = requests.get(f"{url}/{probe}", params={"wt": "json"}, timeout=2, verify=False)
     except requests.RequestException:
         return False
     return answer.status_code in (200, 401, 403)
@@ -231,32 +231,13 @@ def start(
             echo(f"a neardup Solr already answers at {local_url(port, scheme=scheme)}")
             return Node(pid=0, port=port, scheme=scheme)
         raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another with --port")
-    java = find_java()
-    launcher = build_launcher(echo)
     home = prepare_home(data_dir)
-    logs = data_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    command = [
-        java,
-        f"-Xmx{heap}",
-        f"-Dsolr.log.dir={logs}",
-        "-cp",
-        os.pathsep.join([str(launcher / "solr-launcher.jar"), str(launcher / "lib" / "*")]),
-        LAUNCHER_CLASS,
-        "--home",
-        str(home),
-        "--port",
-        str(port),
-    ]
+    args = ["--home", str(home), "--port", str(port)]
     if keystore is not None:
-        command += ["--keystore", str(Path(keystore).resolve())]
-    if exit_with is not None:
-        command += ["--exit-with", str(exit_with)]
+        args += ["--keystore", str(Path(keystore).resolve())]
+    process = launch(args, data_dir, "launcher.log", heap=heap, exit_with=exit_with, echo=echo)
+    logs = data_dir / "logs"
     console = logs / "launcher.log"
-    with open(console, "ab") as out:
-        process = subprocess.Popen(
-            command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
     node = Node(process.pid, port, scheme)
     _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port, "scheme": scheme}))
     deadline = time.monotonic() + wait
@@ -272,19 +253,58 @@ def start(
     raise NeardupError(f"Solr did not answer within {wait:.0f} s", hint=f"see {console} and {logs / 'solr.log'}")
 
 
+def launch(
+    args: list[str],
+    data_dir: Path,
+    console: str,
+    *,
+    heap: str,
+    exit_with: int | None,
+    echo: Callable[[str], None],
+) -> subprocess.Popen:
+    """The launcher in a background JVM of its own session, its output in
+    ``data_dir/logs/console``; Solr's logs go beside it."""
+    java = find_java()
+    launcher = build_launcher(echo)
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    command = [
+        java,
+        f"-Xmx{heap}",
+        f"-Dsolr.log.dir={logs}",
+        "-cp",
+        os.pathsep.join([str(launcher / "solr-launcher.jar"), str(launcher / "lib" / "*")]),
+        LAUNCHER_CLASS,
+        *args,
+    ]
+    if exit_with is not None:
+        command += ["--exit-with", str(exit_with)]
+    with open(logs / console, "ab") as out:
+        return subprocess.Popen(
+            command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def stop_process(pid: int, wait: float = 60.0) -> None:
+    """Stop one launcher process: TERM (Solr shuts down cleanly), then KILL."""
+    if not _is_launcher(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while _is_launcher(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _is_launcher(pid):
+        os.kill(pid, signal.SIGKILL)
+        while _is_launcher(pid):
+            time.sleep(0.1)
+
+
 def stop(data_dir: Path, wait: float = 60.0) -> Node | None:
-    """Stop this data folder's node (TERM, then KILL); returns it, or None if none ran."""
+    """Stop this data folder's node; returns it, or None if none ran."""
     data_dir = data_dir.resolve()
     node = running_node(data_dir)
     if node is not None:
-        os.kill(node.pid, signal.SIGTERM)
-        deadline = time.monotonic() + wait
-        while _is_launcher(node.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if _is_launcher(node.pid):
-            os.kill(node.pid, signal.SIGKILL)
-            while _is_launcher(node.pid):
-                time.sleep(0.1)
+        stop_process(node.pid, wait)
     _state_file(data_dir).unlink(missing_ok=True)
     return node
 

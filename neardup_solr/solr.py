@@ -143,6 +143,13 @@ class Solr:
                     f"Solr refused the credentials at {self.url}: {message}",
                     hint="check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
                 ) from None
+            if "servers hosting shard" in message or "SolrServerException" in message:
+                # What a node answers when another node, holding a shard, is gone.
+                raise SolrFailure(
+                    f"Solr {what} failed at {self.url}: a shard did not answer: {message}",
+                    hint="no partial answers are used; bring the node back (`neardup solr status` shows which) "
+                    "and run the command again",
+                ) from None
             raise SolrFailure(f"Solr {what} failed at {self.url}: {message}") from None
 
     def ping(self) -> None:
@@ -161,7 +168,12 @@ class Solr:
         self._call("delete", self._client.delete, q="*:*", commit=False)
 
     def search(self, q: str, **params: Any) -> pysolr.Results:
-        return self._call("query", self._client.search, q, **params)
+        found = self._call("query", self._client.search, q, **params)
+        if found.raw_response.get("responseHeader", {}).get("partialResults"):
+            # Only when asked for (shards.tolerant); a missing shard is an error otherwise.
+            raise SolrFailure(f"Solr answered from only some shards of {self.url}",
+                              hint="check `neardup solr status` or the cluster's shards; every shard needs a live replica")
+        return found
 
     def texts(self, ids: Sequence[str], batch: int = 1000) -> dict[str, str]:
         """The stored text of each of ``ids`` that is indexed."""
@@ -211,6 +223,12 @@ class Solr:
         body = json.dumps({"set-user-property": values})
         self._call("config update", self._client._send_request, "post", "config", body,
                     {"Content-type": "application/json"})
+
+    def post(self, path: str, body: bytes, content_type: str, **params: Any) -> dict[str, Any]:
+        """A POST of ``body`` to ``url/path`` (admin uploads), decoded from JSON."""
+        text = self._call("request", self._client._send_request, "post", f"{path}?{_encode(params)}", body,
+                          {"Content-type": content_type})
+        return json.loads(text)
 
     def get(self, path: str, **params: Any) -> dict[str, Any]:
         """A GET on ``url/path`` (admin and schema endpoints), decoded from JSON."""

@@ -10,8 +10,9 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .. import server
+from .. import cloud, server
 from ..errors import NeardupError
+from ..server import CORE
 from ..solr import DEFAULT_URL, Solr
 
 EXIT_SKIPPED_LINES = 6
@@ -38,15 +39,19 @@ data_dir_option = click.option(
 port_option = click.option("--port", type=click.IntRange(1, 65535), default=server.DEFAULT_PORT, show_default=True)
 
 
-def solr_connection(command=None, *, lazy: bool = False):
+def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
     """Adds the options that say where Solr is and how to reach it, and
     passes the command a ``solr`` that has answered a ping (with
-    ``lazy=True``: a function that connects when first called)."""
+    ``lazy=True``: a function that connects when first called; with
+    ``ping=False``: one that may not exist yet)."""
     if command is None:
-        return functools.partial(solr_connection, lazy=lazy)
+        return functools.partial(solr_connection, lazy=lazy, ping=ping)
 
     @click.option("--solr-url", envvar="SOLR_URL", default=DEFAULT_URL, show_default=True,
                   help="Solr core or collection URL (env SOLR_URL).")
+    @click.option("--zk-host", envvar="ZK_HOST", metavar="HOST:PORT[/CHROOT]",
+                  help="SolrCloud's ZooKeeper, instead of --solr-url: a live node serves --collection (env ZK_HOST).")
+    @click.option("--collection", default=CORE, show_default=True, help="The collection, with --zk-host.")
     @click.option("--user", envvar="SOLR_USER", help="User for basic authentication (env SOLR_USER).")
     @click.option("--password-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
                   help="File holding the password (else env SOLR_PASSWORD).")
@@ -57,8 +62,9 @@ def solr_connection(command=None, *, lazy: bool = False):
     @click.option("--retries", envvar="NEARDUP_RETRIES", type=click.IntRange(0, 10), default=3, show_default=True,
                   help="Retries after connection errors and 5xx answers, with exponential backoff.")
     @functools.wraps(command)
-    def wrapper(*args, solr_url, user, password_file, ca_cert, timeout, retries, **kwargs):
+    def wrapper(*args, solr_url, zk_host, collection, user, password_file, ca_cert, timeout, retries, **kwargs):
         def connect() -> Solr:
+            url = cloud.collection_url(zk_host, collection) if zk_host else solr_url
             auth = None
             if user:
                 password = (password_file.read_text().rstrip("\r\n") if password_file
@@ -67,8 +73,9 @@ def solr_connection(command=None, *, lazy: bool = False):
                     raise NeardupError(f"no password for user {user!r}",
                                        hint="set SOLR_PASSWORD or use --password-file")
                 auth = (user, password)
-            solr = Solr(solr_url, timeout=timeout, retries=retries, auth=auth, verify=ca_cert or True)
-            solr.ping()
+            solr = Solr(url, timeout=timeout, retries=retries, auth=auth, verify=ca_cert or True)
+            if ping:
+                solr.ping()
             return solr
 
         return command(*args, solr=connect if lazy else connect(), **kwargs)

@@ -1,4 +1,4 @@
-"""``neardup solr``: the local Solr node."""
+"""``neardup solr``: the local Solr (a node or a SolrCloud), and collections."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from .. import server
+from .. import cloud, server
+from ..errors import NeardupError
 from ..solr import Solr
-from .common import data_dir_option, port_option, say
+from .common import data_dir_option, port_option, say, solr_connection
 
 
 @click.group()
@@ -23,18 +24,34 @@ def solr() -> None:
 @click.option("--heap", default="2g", show_default=True, help="Java heap of the Solr JVM.")
 @click.option("--tls-keystore", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Serve HTTPS with this PKCS12 keystore; its password in env NEARDUP_KEYSTORE_PASSWORD.")
+@click.option("--cloud", "cloud_mode", is_flag=True, help="A local SolrCloud: ZooKeeper on port + 1000 and --nodes nodes.")
+@click.option("--nodes", type=click.IntRange(1, 16), default=2, show_default=True, help="With --cloud: Solr nodes.")
+@click.option("--shards", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="With --cloud: shards of the neardup collection, when it is made.")
 @click.option("--exit-with", type=int, hidden=True, help="Stop when this process ends (tests).")
-def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, exit_with: int | None) -> None:
+def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, cloud_mode: bool, nodes: int,
+               shards: int, exit_with: int | None) -> None:
     """Start Solr in the background and wait until the core answers.
 
     The first start builds the launcher with Maven, which downloads Solr's
     jars from Maven Central. Starting a running Solr again is harmless.
+    With --cloud it starts ZooKeeper and --nodes nodes on ports PORT,
+    PORT+1, ..., and the collection neardup at the same URL a single
+    node would have, so every other command works unchanged.
 
     \b
-    Example:
+    Examples:
       neardup solr start --port 8983
+      neardup solr start --cloud --nodes 2 --shards 2
     """
-    server.start(data_dir, port, heap=heap, keystore=tls_keystore, exit_with=exit_with, echo=say)
+    if cloud_mode:
+        if tls_keystore is not None:
+            raise click.UsageError("--tls-keystore is for a single node; a local cluster serves HTTP on 127.0.0.1")
+        cloud.start(data_dir, port, nodes=nodes, shards=shards, heap=heap, exit_with=exit_with, echo=say)
+    else:
+        if cloud.recorded(data_dir) is not None:
+            raise NeardupError(f"{data_dir} holds a SolrCloud", hint="add --cloud, or use another --data-dir")
+        server.start(data_dir, port, heap=heap, keystore=tls_keystore, exit_with=exit_with, echo=say)
 
 
 @solr.command("build")
@@ -45,10 +62,17 @@ def solr_build() -> None:
 
 @solr.command("stop")
 @data_dir_option
-def solr_stop(data_dir: Path) -> None:
-    """Stop the local Solr started from this data folder."""
-    node = server.stop(data_dir)
-    say(f"stopped Solr (pid {node.pid})" if node else "no Solr was running for " + str(data_dir))
+@click.option("--node", type=click.IntRange(1), help="Stop only this node (1, 2, ...) of a local SolrCloud.")
+def solr_stop(data_dir: Path, node: int | None) -> None:
+    """Stop the local Solr (or SolrCloud) started from this data folder."""
+    if (cluster := cloud.stop(data_dir, node)) is not None:
+        say(f"stopped node {node} (port {cluster.nodes[node - 1].port})" if node
+            else f"stopped SolrCloud ({len(cluster.nodes)} nodes and ZooKeeper)")
+        return
+    if node is not None:
+        raise NeardupError(f"no SolrCloud was started from {data_dir}")
+    stopped = server.stop(data_dir)
+    say(f"stopped Solr (pid {stopped.pid})" if stopped else "no Solr was running for " + str(data_dir))
 
 
 @solr.command("status")
@@ -58,8 +82,54 @@ def solr_status(data_dir: Path) -> None:
 
     Exits 0 when it runs and answers, 3 otherwise.
     """
+    if (cluster := cloud.recorded(data_dir)) is not None:
+        _cloud_status(cluster, data_dir)
+        return
     node = server.running_node(data_dir)
     if node is None or not server.answers(node.url):
         click.echo(f"not running (data folder {data_dir})")
         sys.exit(3)
     click.echo(f"running at {node.url} pid={node.pid} records={Solr(node.url).count()} data={data_dir}")
+
+
+def _cloud_status(cluster: cloud.Cluster, data_dir: Path) -> None:
+    """One line for ZooKeeper, each node and each shard; exit 3 unless all serve."""
+    healthy = cloud.alive(cluster.zookeeper)
+    click.echo(f"zookeeper 127.0.0.1:{cluster.zookeeper.port} pid={cluster.zookeeper.pid} "
+               f"{'running' if healthy else 'stopped'}")
+    answering = None
+    for number, node in enumerate(cluster.nodes, start=1):
+        up = cloud.alive(node) and server.answers(node.base_url, "admin/info/system")
+        healthy &= up
+        answering = answering or (server.local_url(node.port, cluster.collection) if up else None)
+        click.echo(f"node{number} 127.0.0.1:{node.port} pid={node.pid} {'running' if up else 'stopped'}")
+    if answering is None:
+        click.echo(f"not running (data folder {data_dir})")
+        sys.exit(3)
+    solr = Solr(answering, retries=0)
+    states = cloud.shard_states(solr)
+    for shard, state in states.items():
+        click.echo(f"{cluster.collection}/{shard} {state}")
+    healthy &= bool(states) and "down" not in states.values()
+    records = solr.count() if healthy else "unknown"
+    click.echo(f"{'running' if healthy else 'degraded'} at {answering} zk-host={cluster.zk_host} records={records} "
+               f"data={data_dir}")
+    sys.exit(0 if healthy else 3)
+
+
+@solr.command("create-collection")
+@solr_connection(ping=False)
+@click.option("--shards", type=click.IntRange(1, 1024), default=2, show_default=True)
+@click.option("--replicas", type=click.IntRange(1, 16), default=1, show_default=True, help="Replicas of each shard.")
+def create_collection(solr: Solr, shards: int, replicas: int) -> None:
+    """Make a collection for neardup on an existing SolrCloud.
+
+    Uploads the configset (schema and solrconfig of neardup-solr) under the
+    collection's name, then creates the collection the --solr-url names.
+
+    \b
+    Example:
+      neardup solr create-collection --solr-url http://solr1:8983/solr/products --shards 4 --replicas 2
+    """
+    cloud.create_collection(solr, shards=shards, replicas=replicas)
+    say(f"created collection {solr.name!r} ({shards} shards x {replicas} replicas) at {solr.url}")

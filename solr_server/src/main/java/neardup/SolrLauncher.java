@@ -3,9 +3,13 @@ package neardup;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.solr.client.solrj.embedded.SSLConfig;
 import org.apache.solr.embedded.JettyConfig;
 import org.apache.solr.embedded.JettySolrRunner;
+import org.apache.zookeeper.server.ServerConfig;
+import org.apache.zookeeper.server.ZooKeeperServerMain;
+import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
 
 /**
  * Runs one real Solr 9 node in this JVM, on Solr's own embedded Jetty, at
@@ -15,8 +19,13 @@ import org.apache.solr.embedded.JettySolrRunner;
  * serves HTTPS only, the keystore's password coming from the environment
  * variable NEARDUP_KEYSTORE_PASSWORD (so no process listing shows it).
  *
+ * <p>For a local SolrCloud the same class runs the other parts, each in its
+ * own process so that one can be stopped alone: ZooKeeper (--zookeeper, its
+ * data folder) on 127.0.0.1, and nodes that join it (--zk-host).
+ *
  * <pre>
- *   SolrLauncher --home DIR [--port 8983] [--keystore FILE.p12] [--exit-with PID]
+ *   SolrLauncher --home DIR [--port 8983] [--zk-host 127.0.0.1:9983] [--keystore FILE.p12] [--exit-with PID]
+ *   SolrLauncher --zookeeper DIR [--port 9983] [--exit-with PID]
  * </pre>
  */
 public final class SolrLauncher {
@@ -24,10 +33,14 @@ public final class SolrLauncher {
 
   public static void main(String[] args) throws Exception {
     Map<String, String> opts = parse(args);
-    if (!opts.containsKey("home")) {
-      fail("usage: SolrLauncher --home DIR [--port N] [--keystore FILE] [--exit-with PID]");
+    if (opts.containsKey("zookeeper")) {
+      runZooKeeper(Path.of(opts.get("zookeeper")), port(opts, 9983));
+    } else if (opts.containsKey("home")) {
+      runSolr(Path.of(opts.get("home")), port(opts, 8983), opts.get("keystore"), opts.get("zk-host"));
+    } else {
+      fail("usage: SolrLauncher --home DIR [--port N] [--zk-host HOST:PORT] [--keystore FILE] [--exit-with PID]"
+          + " | --zookeeper DIR [--port N] [--exit-with PID]");
     }
-    runSolr(Path.of(opts.get("home")), port(opts, 8983), opts.get("keystore"));
     String parent = opts.get("exit-with");
     if (parent != null) {
       exitWith(Long.parseLong(parent));
@@ -35,10 +48,12 @@ public final class SolrLauncher {
     Thread.currentThread().join();
   }
 
-  private static void runSolr(Path home, int port, String keystore) throws Exception {
+  private static void runSolr(Path home, int port, String keystore, String zkHost) throws Exception {
     // The runner builds its own connectors (127.0.0.1, TLS) only in this mode;
     // HTTP/1.1, which every client speaks, also over TLS.
     System.setProperty("jetty.testMode", "true");
+    // Nodes of a cloud talk to each other as clients do: HTTP/1.1.
+    System.setProperty("solr.http1", "true");
     JettyConfig.Builder builder =
         JettyConfig.builder()
             .setPort(port)
@@ -50,13 +65,47 @@ public final class SolrLauncher {
       builder.withSSLConfig(new SSLConfig(true, false, keystore, password, keystore, password));
     }
     JettyConfig config = builder.build();
-    JettySolrRunner runner = new JettySolrRunner(home.toString(), config);
+    // Node properties fill solr.xml's ${...}; with zkHost the node joins that cloud.
+    Properties nodeProps = new Properties();
+    nodeProps.setProperty("hostPort", Integer.toString(port));
+    if (zkHost != null) {
+      nodeProps.setProperty("zkHost", zkHost);
+    }
+    JettySolrRunner runner = new JettySolrRunner(home.toString(), nodeProps, config);
     try {
       runner.start();
     } catch (Exception e) {
       fail("solr did not start on port " + port + ": " + e);
     }
     System.out.println("solr listening at " + runner.getBaseUrl());
+  }
+
+  /** A standalone ZooKeeper on 127.0.0.1 only, in a background thread. */
+  private static void runZooKeeper(Path dataDir, int port) throws Exception {
+    System.setProperty("zookeeper.admin.enableServer", "false"); // else a web console on 8080
+    Properties props = new Properties();
+    props.setProperty("dataDir", dataDir.toAbsolutePath().toString());
+    props.setProperty("clientPort", Integer.toString(port));
+    props.setProperty("clientPortAddress", "127.0.0.1");
+    props.setProperty("tickTime", "2000");
+    props.setProperty("maxClientCnxns", "0");
+    QuorumPeerConfig quorum = new QuorumPeerConfig();
+    quorum.parseProperties(props);
+    ServerConfig config = new ServerConfig();
+    config.readFrom(quorum);
+    ZooKeeperServerMain zookeeper = new ZooKeeperServerMain();
+    Thread serving =
+        new Thread(
+            () -> {
+              try {
+                zookeeper.runFromConfig(config);
+              } catch (Exception e) {
+                fail("zookeeper stopped on port " + port + ": " + e);
+              }
+            },
+            "zookeeper");
+    serving.start();
+    System.out.println("zookeeper listening at 127.0.0.1:" + port);
   }
 
   private static void exitWith(long pid) {

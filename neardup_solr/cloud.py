@@ -1,0 +1,293 @@
+"""SolrCloud: a local cluster from the same jars, and collections on any cluster.
+
+A local cluster is ZooKeeper and ``nodes`` Solr nodes, each a JVM of its own
+(so one can be stopped alone), all on 127.0.0.1: ZooKeeper on ``port +
+1000`` (Solr's own convention), the nodes on ``port``, ``port + 1``, ...
+The data folder holds ``zookeeper/``, ``node1/``, ``node2/``, ... and
+``cloud.json`` with their pids and ports. The ``neardup`` collection is
+made once, with one replica per shard; later starts find it in ZooKeeper.
+
+Collections are made through Solr's HTTP APIs (Configsets ``UPLOAD``,
+Collections ``CREATE``), so the same call serves a local cluster and an
+existing one. Each collection gets a configset of its own name because the
+index settings live in the configset's overlay.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import socket
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from . import server
+from .errors import NeardupError, SolrFailure, SolrUnavailable
+from .solr import Solr
+
+ZK_OFFSET = 1000
+
+CLOUD_SOLR_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<solr>
+  <int name="maxBooleanClauses">${solr.max.booleanClauses:1048576}</int>
+  <solrcloud>
+    <str name="host">127.0.0.1</str>
+    <int name="hostPort">${hostPort:8983}</int>
+    <str name="hostContext">solr</str>
+    <int name="zkClientTimeout">30000</int>
+    <bool name="genericCoreNodeNames">true</bool>
+    <int name="distribUpdateSoTimeout">600000</int>
+    <int name="distribUpdateConnTimeout">60000</int>
+  </solrcloud>
+</solr>
+"""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    zookeeper: server.Node
+    nodes: tuple[server.Node, ...]
+    collection: str
+
+    @property
+    def zk_host(self) -> str:
+        return f"127.0.0.1:{self.zookeeper.port}"
+
+    @property
+    def url(self) -> str:
+        return server.local_url(self.nodes[0].port, self.collection)
+
+
+def _state_file(data_dir: Path) -> Path:
+    return data_dir / "cloud.json"
+
+
+def _save(data_dir: Path, cluster: Cluster) -> None:
+    state = {"zookeeper": [cluster.zookeeper.pid, cluster.zookeeper.port],
+             "nodes": [[n.pid, n.port] for n in cluster.nodes], "collection": cluster.collection}
+    _state_file(data_dir).write_text(json.dumps(state))
+
+
+def recorded(data_dir: Path) -> Cluster | None:
+    """The cluster this data folder started last, running or not."""
+    try:
+        state = json.loads(_state_file(data_dir.resolve()).read_text())
+        return Cluster(server.Node(*state["zookeeper"]), tuple(server.Node(*n) for n in state["nodes"]),
+                       state["collection"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def alive(node: server.Node) -> bool:
+    return server._is_launcher(node.pid)
+
+
+def _zk_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
+            probe.sendall(b"srvr")
+            return b"Zookeeper version" in probe.recv(1024)
+    except OSError:
+        return False
+
+
+def _node_answers(port: int) -> bool:
+    return server.answers(f"http://127.0.0.1:{port}/solr", "admin/info/system")
+
+
+def _wait(ready: Callable[[], bool], process, what: str, console: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise NeardupError(f"{what} exited while starting: {server._last_lines(console, 1)}", hint=f"see {console}")
+        if ready():
+            return
+        time.sleep(0.25)
+    raise NeardupError(f"{what} did not answer within {wait:.0f} s", hint=f"see {console}")
+
+
+def start(
+    data_dir: Path,
+    port: int = server.DEFAULT_PORT,
+    *,
+    nodes: int = 2,
+    shards: int = 2,
+    collection: str = server.CORE,
+    heap: str = "1g",
+    exit_with: int | None = None,
+    wait: float = 180.0,
+    echo: Callable[[str], None] = print,
+) -> Cluster:
+    """Start ZooKeeper and the nodes, and make the collection if ZooKeeper has
+    none of that name. Starting a running cluster again is harmless."""
+    data_dir = data_dir.resolve()
+    if server.running_node(data_dir) is not None:
+        raise NeardupError(f"a standalone Solr of {data_dir} is running", hint="`neardup solr stop` it first")
+    before = recorded(data_dir)
+    if before is not None and all(alive(n) for n in (before.zookeeper, *before.nodes)):
+        if (before.nodes[0].port, len(before.nodes)) != (port, nodes):
+            raise NeardupError(f"the cluster of {data_dir} is already running with {len(before.nodes)} nodes from "
+                               f"port {before.nodes[0].port}", hint="use that, or `neardup solr stop` first")
+        echo(f"SolrCloud is already running: {before.url} (ZooKeeper {before.zk_host})")
+        return before
+    if before is not None:
+        stop(data_dir)
+    zk_port = port + ZK_OFFSET
+    for taken in (zk_port, *range(port, port + nodes)):
+        if server.port_in_use(taken):
+            raise NeardupError(f"port {taken} on 127.0.0.1 is already in use",
+                               hint=f"choose another base port with --port (ZooKeeper takes port + {ZK_OFFSET})")
+    started: list[server.Node] = []
+
+    def record() -> Cluster:
+        cluster = Cluster(started[0], tuple(started[1:]), collection)
+        _save(data_dir, cluster)
+        return cluster
+
+    try:
+        (data_dir / "zookeeper").mkdir(parents=True, exist_ok=True)
+        process = server.launch(["--zookeeper", str(data_dir / "zookeeper"), "--port", str(zk_port)], data_dir,
+                                "zookeeper.log", heap="256m", exit_with=exit_with, echo=echo)
+        started.append(server.Node(process.pid, zk_port))
+        record()
+        _wait(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log", wait)
+        launched = []
+        for number, node_port in enumerate(range(port, port + nodes), start=1):
+            home = data_dir / f"node{number}"
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "solr.xml").write_text(CLOUD_SOLR_XML, encoding="utf-8")
+            process = server.launch(["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"],
+                                    data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
+            started.append(server.Node(process.pid, node_port))
+            launched.append((process, node_port, number))
+            record()
+        for process, node_port, number in launched:
+            _wait(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
+                  data_dir / "logs" / f"node{number}.log", wait)
+        cluster = record()
+        solr = Solr(cluster.url, timeout=wait, retries=0)
+        _wait_live(solr, nodes, wait)
+        if collection not in collections(solr):
+            echo(f"creating collection {collection!r}: {shards} shards over {nodes} nodes")
+            create_collection(solr, shards=shards)
+        _wait_active(solr, wait)
+    except BaseException:
+        stop(data_dir)
+        raise
+    echo(f"SolrCloud is running: {cluster.url} (ZooKeeper {cluster.zk_host}, nodes on ports "
+         f"{', '.join(str(n.port) for n in cluster.nodes)}, data in {data_dir})")
+    return cluster
+
+
+def stop(data_dir: Path, node: int | None = None) -> Cluster | None:
+    """Stop the whole cluster (nodes first, then ZooKeeper), or only node
+    number ``node`` (from 1). Returns the cluster, or None if none was recorded."""
+    data_dir = data_dir.resolve()
+    cluster = recorded(data_dir)
+    if cluster is None:
+        return None
+    if node is not None:
+        if not 1 <= node <= len(cluster.nodes):
+            raise NeardupError(f"the cluster has nodes 1 to {len(cluster.nodes)}, not {node}")
+        server.stop_process(cluster.nodes[node - 1].pid)
+        return cluster
+    for part in (*cluster.nodes, cluster.zookeeper):
+        server.stop_process(part.pid)
+    _state_file(data_dir).unlink(missing_ok=True)
+    return cluster
+
+
+def cluster_status(solr: Solr) -> dict:
+    return solr.get("../admin/collections", action="CLUSTERSTATUS")["cluster"]
+
+
+def collections(solr: Solr) -> set[str]:
+    return set(cluster_status(solr).get("collections", {}))
+
+
+def shard_states(solr: Solr) -> dict[str, str]:
+    """Each shard of the collection, and whether a live replica serves it."""
+    state = cluster_status(solr)
+    live = set(state.get("live_nodes", []))
+    shards = state.get("collections", {}).get(solr.name, {}).get("shards", {})
+    return {name: "active" if any(r.get("state") == "active" and r.get("node_name") in live
+                                  for r in shard.get("replicas", {}).values()) else "down"
+            for name, shard in sorted(shards.items())}
+
+
+def _wait_live(solr: Solr, nodes: int, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while len(cluster_status(solr).get("live_nodes", [])) < nodes:
+        if time.monotonic() > deadline:
+            raise NeardupError(f"not all {nodes} Solr nodes joined the cluster within {wait:.0f} s")
+        time.sleep(0.25)
+
+
+def _wait_active(solr: Solr, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while not (states := shard_states(solr)) or "down" in states.values():
+        if time.monotonic() > deadline:
+            raise NeardupError(f"collection {solr.name!r} is not active within {wait:.0f} s: {states}")
+        time.sleep(0.25)
+
+
+def collection_url(zk_host: str, collection: str, timeout: float = 10.0) -> str:
+    """The collection's URL on a live node, as ZooKeeper knows them
+    (``zk_host`` is ``host:port[,host:port...][/chroot]``). A node holding a
+    replica of the collection is preferred; any live node can serve it."""
+    from kazoo.client import KazooClient
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # it logs each failed connection attempt
+    zk = KazooClient(hosts=zk_host, timeout=timeout, read_only=True)
+    try:
+        zk.start(timeout=timeout)
+    except KazooTimeoutError:
+        zk.close()
+        raise SolrUnavailable(f"ZooKeeper is not reachable at {zk_host}",
+                              hint="check --zk-host / ZK_HOST (host:port[/chroot])") from None
+    try:
+        live = sorted(zk.get_children("/live_nodes")) if zk.exists("/live_nodes") else []
+        props = zk.get("/clusterprops.json")[0] if zk.exists("/clusterprops.json") else b""
+        state = zk.get(f"/collections/{collection}/state.json")[0] if zk.exists(f"/collections/{collection}") else None
+    finally:
+        zk.stop()
+        zk.close()
+    if not live:
+        raise SolrUnavailable(f"no live Solr node is registered in ZooKeeper at {zk_host}",
+                              hint="start the cluster's nodes, or check the chroot in --zk-host")
+    if state is None:
+        raise SolrFailure(f"ZooKeeper at {zk_host} knows no collection {collection!r}",
+                          hint="create it with `neardup solr create-collection`")
+    hosting = {r.get("node_name") for shard in json.loads(state).get(collection, {}).get("shards", {}).values()
+               for r in shard.get("replicas", {}).values()}
+    node = next((n for n in live if n in hosting), live[0])
+    scheme = json.loads(props or b"{}").get("urlScheme", "http")
+    address, _, context = node.partition("_")
+    return f"{scheme}://{address}/{unquote(context)}/{collection}"
+
+
+def configset_zip(conf: Path) -> bytes:
+    """The configset folder as the zip the Configsets API takes (files at its root)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in conf.rglob("*") if p.is_file()):
+            archive.write(path, path.relative_to(conf).as_posix())
+    return buffer.getvalue()
+
+
+def create_collection(solr: Solr, *, shards: int, replicas: int = 1) -> None:
+    """Upload our configset under the collection's name and create the
+    collection ``solr`` points at, on whichever cluster it is."""
+    if solr.name in collections(solr):
+        raise SolrFailure(f"collection {solr.name!r} already exists at {solr.url}",
+                          hint="index into it, or delete it with Solr's Collections API first")
+    solr.post("../admin/configs", configset_zip(server.resource("solr_config") / "conf"), "application/octet-stream",
+              action="UPLOAD", name=solr.name, overwrite="true", cleanup="true")
+    solr.get("../admin/collections", action="CREATE", name=solr.name, numShards=shards,
+             replicationFactor=replicas, **{"collection.configName": solr.name})

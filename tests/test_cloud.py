@@ -1,0 +1,149 @@
+"""SolrCloud: a local 2-node, 2-shard cluster gives the same pairs as one core.
+
+The cluster is ZooKeeper and two nodes, each its own JVM, started by
+``neardup solr start --cloud`` as users start it. The tests run in file
+order: the last one stops a node.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, free_port, run_cli
+from test_server import java_processes_of, listening_addresses, one_line_error
+
+from neardup_solr import cloud
+from neardup_solr.solr import Solr
+
+MODES = ("--lsh", "--shingles", "--minhash")
+
+
+def free_base_port() -> int:
+    """A port P with P + 1 (second node) and P + 1000 (ZooKeeper) free too."""
+    while True:
+        port = free_port()
+        if port + cloud.ZK_OFFSET < 65536 and not any(
+                cloud.server.port_in_use(p) for p in (port + 1, port + cloud.ZK_OFFSET)):
+            return port
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    data = tmp_path_factory.mktemp("cloud")
+    started = run_cli("solr", "start", "--cloud", "--nodes", "2", "--shards", "2", "--port", str(free_base_port()),
+                      "--data-dir", str(data), "--heap", "768m", "--exit-with", str(os.getpid()))
+    assert started.returncode == 0, started.stderr
+    yield cloud.recorded(data), data
+    run_cli("solr", "stop", "--data-dir", str(data))
+    assert java_processes_of(data) == []
+
+
+@pytest.fixture(scope="module")
+def records(restaurants_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("records") / "addresses.txt"
+    done = run_cli("prepare-restaurants", "--fodors", str(restaurants_dir / "fodors.txt"),
+                   "--zagats", str(restaurants_dir / "zagats.txt"), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def index_and_report(url: str, records, out_dir, *connection: str) -> dict[str, bytes]:
+    where = connection or ("--solr-url", url)
+    done = run_cli("index", str(records), *where, "--quiet")
+    assert done.returncode == 0, done.stderr
+    files = {}
+    for mode in MODES:
+        out = out_dir / f"pairs{mode}.tsv"
+        done = run_cli("report", mode, str(out), *where, "--quiet")
+        assert done.returncode == 0, done.stderr
+        files[mode] = out.read_bytes()
+    return files
+
+
+def test_the_cluster_has_two_nodes_two_active_shards_and_listens_on_loopback_only(cluster):
+    state, data = cluster
+    assert len(state.nodes) == 2 and len({n.port for n in state.nodes}) == 2
+    assert cloud.shard_states(Solr(state.url)) == {"shard1": "active", "shard2": "active"}
+    for port in (state.zookeeper.port, *(n.port for n in state.nodes)):
+        assert listening_addresses(port) and listening_addresses(port) <= {"127.0.0.1", "::ffff:127.0.0.1"}
+    status = run_cli("solr", "status", "--data-dir", str(data))
+    assert status.returncode == 0, status.stdout
+    assert "neardup/shard1 active" in status.stdout and "neardup/shard2 active" in status.stdout
+
+
+def test_starting_the_cluster_again_is_harmless(cluster):
+    state, data = cluster
+    again = run_cli("solr", "start", "--cloud", "--port", str(state.nodes[0].port), "--data-dir", str(data))
+    assert again.returncode == 0, again.stderr
+    assert "already running" in again.stderr
+    assert cloud.recorded(data) == state
+    assert sorted(java_processes_of(data)) == sorted([state.zookeeper.pid, *(n.pid for n in state.nodes)])
+
+
+def test_every_mode_gives_identical_pair_files_on_a_core_and_on_two_shards(cluster, core, records, restaurants_dir,
+                                                                             tmp_path):
+    state, _ = cluster
+    (tmp_path / "core").mkdir(), (tmp_path / "cloud").mkdir()
+    on_core = index_and_report(core.url, records, tmp_path / "core")
+    on_cloud = index_and_report(state.url, records, tmp_path / "cloud")
+    solr = Solr(state.url)
+    # Both shards hold records, so the answers really were gathered from two.
+    shard_counts = [solr.search("*:*", rows=0, shards=shard).hits for shard in ("shard1", "shard2")]
+    assert sum(shard_counts) == 864 and min(shard_counts) > 100
+    for mode in MODES:
+        assert on_cloud[mode] == on_core[mode], mode
+    assert on_core["--shingles"].count(b"\n") == 65  # the reference figure, on both
+    evaluated = [run_cli("evaluate", str(tmp_path / side / "pairs--lsh.tsv"), "--gold",
+                         str(restaurants_dir / "gold_pairs.tsv"), "--no-plot")
+                 for side in ("core", "cloud")]
+    assert evaluated[0].returncode == 0 and evaluated[0].stdout == evaluated[1].stdout
+
+
+def test_zookeeper_address_and_collection_name_reach_the_same_collection(cluster, records, tmp_path):
+    state, _ = cluster
+    via_url = index_and_report(state.url, records, tmp_path)
+    (tmp_path / "zk").mkdir()
+    via_zk = index_and_report("", records, tmp_path / "zk", "--zk-host", state.zk_host, "--collection", "neardup")
+    assert via_zk == via_url
+    missing = run_cli("report", str(tmp_path / "x.tsv"), "--zk-host", state.zk_host, "--collection", "nope")
+    assert missing.returncode == 5 and "knows no collection 'nope'" in one_line_error(missing)
+
+
+def test_create_collection_on_an_existing_cluster_uploads_the_configset_once(cluster, records, tmp_path):
+    state, _ = cluster
+    url = state.url.rsplit("/", 1)[0] + "/three"
+    made = run_cli("solr", "create-collection", "--solr-url", url, "--shards", "3")
+    assert made.returncode == 0, made.stderr
+    assert list(cloud.shard_states(Solr(url))) == ["shard1", "shard2", "shard3"]
+    again = run_cli("solr", "create-collection", "--solr-url", url, "--shards", "3")
+    assert again.returncode == 5 and "already exists" in one_line_error(again)
+    done = run_cli("index", str(records), "--solr-url", url, "--quiet")
+    assert done.returncode == 0 and Solr(url).count() == 864
+
+
+def test_stopping_a_node_during_a_report_is_a_clear_error_and_leaves_no_output(cluster, tmp_path):
+    state, data = cluster
+    subprocess.run([sys.executable, "-m", "bench.generate", "--n", "20000", "--seed", "5", "--out-dir", str(tmp_path)],
+                   check=True, capture_output=True, cwd=ROOT)
+    done = run_cli("index", str(tmp_path / "records.txt"), "--solr-url", state.url, "--quiet")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "pairs.tsv"
+    # The reference mode asks once per record: long enough to stop a node midway.
+    report = subprocess.Popen([sys.executable, "-m", "neardup_solr", "report", "--shingles", str(out),
+                               "--solr-url", state.url, "--quiet"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert report.poll() is None, "the report ended before a node could be stopped"
+    stopped = run_cli("solr", "stop", "--node", "2", "--data-dir", str(data))
+    assert stopped.returncode == 0, stopped.stderr
+    _, stderr = report.communicate(timeout=300)
+    assert report.returncode == 5
+    line = stderr.strip().splitlines()[-1]
+    assert "Traceback" not in stderr
+    assert "a shard did not answer" in line and "bring the node back" in line
+    assert not out.exists() and not list(tmp_path.glob("pairs.tsv*"))
+    status = run_cli("solr", "status", "--data-dir", str(data))
+    assert status.returncode == 3 and "degraded" in status.stdout and "node2" in status.stdout
