@@ -31,7 +31,7 @@ from .solr import Solr
 
 LSH_FIELD = "content_lsh"
 MAX_BUCKET = 100
-DOCS_PER_QUERY = 20_000
+DOCS_PER_QUERY = 5_000
 
 
 @dataclass
@@ -42,10 +42,13 @@ class Candidates:
     left: np.ndarray
     right: np.ndarray
 
-    def pairs(self) -> Iterator[tuple[str, str]]:
-        """Each pair once, in id order."""
-        for a, b in zip(self.left.tolist(), self.right.tolist()):
-            yield self.ids[a], self.ids[b]
+    def pairs(self, chunk: int = 1 << 16) -> Iterator[tuple[str, str]]:
+        """Each pair once, in id order. A chunk at a time: millions of pairs
+        as Python ints would cost more memory than all the texts."""
+        for start in range(0, len(self.left), chunk):
+            end = start + chunk
+            for a, b in zip(self.left[start:end].tolist(), self.right[start:end].tolist()):
+                yield self.ids[a], self.ids[b]
 
 
 @dataclass
@@ -78,15 +81,17 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
     """The ids holding each shared key of ``field_name``, one terms request per
     key prefix; ``max_bucket=None`` keeps every key. With ``texts``, the
     members' texts are collected into it on the way."""
-    keys: dict[str, int] = {}
-    for prefix in prefixes:
-        for key, count in shared_keys(solr, field_name, prefix):
-            if max_bucket is None or count <= max_bucket:
-                keys[key] = count
-            elif skipped is not None:
-                skipped.keys += 1
-                skipped.largest = max(skipped.largest, count)
-        progress()
+    def kept() -> Iterator[tuple[str, int]]:
+        # A prefix at a time, as the batches need them: never all keys at once.
+        for prefix in prefixes:
+            for key, count in shared_keys(solr, field_name, prefix):
+                if max_bucket is None or count <= max_bucket:
+                    yield key, count
+                elif skipped is not None:
+                    skipped.keys += 1
+                    skipped.largest = max(skipped.largest, count)
+            progress()
+
     fields = f"id,{field_name}" + (",content" if texts is not None else "")
 
     def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
@@ -96,7 +101,7 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
         return batch, found.docs
 
     # Two requests in flight: Solr reads one batch while we take the last apart.
-    for batch, docs in bounded_map(fetch, _batches(keys), 2):
+    for batch, docs in bounded_map(fetch, _batches(kept()), 2):
         members: dict[str, list[str]] = {}
         for doc in docs:
             if texts is not None:
@@ -108,11 +113,11 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
         yield from members.values()
 
 
-def _batches(keys: dict[str, int]) -> Iterator[dict[str, int]]:
+def _batches(keys: Iterable[tuple[str, int]]) -> Iterator[dict[str, int]]:
     """Keys in groups holding about DOCS_PER_QUERY records in all."""
     batch: dict[str, int] = {}
     total = 0
-    for key, count in keys.items():
+    for key, count in keys:
         batch[key] = count
         total += count
         if total >= DOCS_PER_QUERY:
