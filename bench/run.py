@@ -97,7 +97,7 @@ def signature_throughput(texts: list[str]) -> dict[str, float]:
     return {"records": len(texts), "shingles": count, "raw mmh3": count / raw, "ours": count / ours, **peer}
 
 
-WARM_UP = 200  # untimed queries first: Solr's caches and JIT, and the merges indexing left, settle
+WARM_UP = 1000  # untimed queries first: Solr's caches and JIT, and the merges indexing left, settle
 
 
 def latencies(solr: Solr, texts: list[tuple[str, str]], warm: list[tuple[str, str]]) -> list[float]:

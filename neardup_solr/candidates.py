@@ -16,6 +16,7 @@ Each pair is reported once, smaller id first.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from itertools import chain
 from dataclasses import dataclass
@@ -128,15 +129,33 @@ class Match:
 
 
 class OnlineSearch:
-    """Near duplicates of one text, indexed or not, in two Solr requests:
-    the records sharing its band keys (best ``rows`` by keys shared), then
-    the document frequencies of the words involved."""
+    """Near duplicates of one text, indexed or not, in at most two Solr
+    requests: the records sharing its band keys (best ``rows`` by keys
+    shared), then the document frequencies of the words involved that it
+    has not seen in the last ``DF_MAX_AGE`` seconds. Looking a word up costs
+    Solr a seek per segment, and a stream of queries mostly repeats the
+    common words (streets, cities), so a long-lived search asks for few."""
+
+    DF_MAX_AGE = 60.0
 
     def __init__(self, solr: Solr, threshold: float = DEFAULT_THRESHOLD, rows: int = LSH.rows):
         self.solr = solr
         self.threshold = threshold
         self.rows = rows
         self.builder = DocumentBuilder(IndexSettings.load(solr))
+        self._doc_freq: dict[str, int] = {}
+        self._doc_count = 0
+        self._since = 0.0
+
+    def weights(self, words: set[str]) -> Weights:
+        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds old."""
+        if time.monotonic() - self._since > self.DF_MAX_AGE:
+            self._doc_freq.clear()
+            self._since = time.monotonic()
+        if missing := sorted(words.difference(self._doc_freq)):
+            self._doc_count, found = self.solr.term_counts("tokens", missing)
+            self._doc_freq.update({word: found.get(word, 0) for word in missing})
+        return Weights(self._doc_count, self._doc_freq)
 
     def find(self, text: str, exclude: str | None = None) -> list[Match]:
         """Matches at or above the threshold, most similar first."""
@@ -145,9 +164,8 @@ class OnlineSearch:
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
         if not found:
             return []
-        weights = Weights(*self.solr.term_counts(
-            "tokens", sorted({w for other in found for w in repaired_tokens(repair(other["content"]))}
-                             | set(repaired_tokens(repaired)))))
+        weights = self.weights({w for other in found for w in repaired_tokens(repair(other["content"]))}
+                               | set(repaired_tokens(repaired)))
         mine = text_vector(weights, text)
         theirs = [text_vector(weights, other["content"]) for other in found]
         check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector), self.threshold)

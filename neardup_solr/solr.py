@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -53,10 +54,17 @@ def overlap_query(field: str, values: Iterable[str]) -> str:
     return " OR ".join(f"{term(field, v)}^=1" for v in values)
 
 
-def _session(retries: int, auth: tuple[str, str] | None, verify: bool | str) -> requests.Session:
+def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool | str) -> requests.Session:
     # Every request we send is idempotent (queries; adds, deletes and commits
     # by id), so all methods and read errors are retried too.
     session = requests.Session()
+    # What requests reads from the environment on every request (proxies, a
+    # CA bundle) is read once here: per request it cost a fifth of a
+    # millisecond, a tenth of a single-record query.
+    session.trust_env = False
+    session.proxies = requests.utils.get_environ_proxies(url)
+    if verify is True:
+        verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
     retry = Retry(
         total=retries,
         connect=retries,
@@ -111,7 +119,7 @@ class Solr:
             auth = (unquote(parts.username), unquote(parts.password or ""))
         self.url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
         self.timeout = timeout
-        self.session = _session(retries, auth, verify)
+        self.session = _session(self.url, retries, auth, verify)
         self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth)
 
     @property
