@@ -84,7 +84,7 @@ def recorded(data_dir: Path) -> Cluster | None:
 
 
 def alive(node: server.Node) -> bool:
-    return server._is_launcher(node.pid)
+    return server.is_launcher(node.pid)
 
 
 def _zk_answers(port: int) -> bool:
@@ -98,17 +98,6 @@ def _zk_answers(port: int) -> bool:
 
 def _node_answers(port: int) -> bool:
     return server.answers(f"http://127.0.0.1:{port}/solr", "admin/info/system")
-
-
-def _wait(ready: Callable[[], bool], process, what: str, console: Path, wait: float) -> None:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise NeardupError(f"{what} exited while starting: {server._last_lines(console, 1)}", hint=f"see {console}")
-        if ready():
-            return
-        time.sleep(0.25)
-    raise NeardupError(f"{what} did not answer within {wait:.0f} s", hint=f"see {console}")
 
 
 def start(
@@ -155,7 +144,8 @@ def start(
                                 "zookeeper.log", heap="256m", exit_with=exit_with, echo=echo)
         started.append(server.Node(process.pid, zk_port))
         record()
-        _wait(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log", wait)
+        server.wait_until(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log",
+                          wait)
         launched = []
         for number, node_port in enumerate(range(port, port + nodes), start=1):
             home = data_dir / f"node{number}"
@@ -167,7 +157,7 @@ def start(
             launched.append((process, node_port, number))
             record()
         for process, node_port, number in launched:
-            _wait(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
+            server.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
                   data_dir / "logs" / f"node{number}.log", wait)
         cluster = record()
         solr = Solr(cluster.url, timeout=wait, retries=0)

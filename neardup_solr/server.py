@@ -108,7 +108,7 @@ def build_launcher(echo: Callable[[str], None] = print) -> Path:
     with open(log, "wb") as handle:
         done = subprocess.run([mvn, "-B", "-q", "package"], cwd=work, stdout=handle, stderr=subprocess.STDOUT)
     if done.returncode != 0:
-        last = _last_lines(log, 1)
+        last = last_lines(log, 1)
         raise NeardupError(f"building the Solr launcher failed: {last}", hint=f"full Maven output in {log}")
     try:
         (work / "target").rename(out)
@@ -158,10 +158,10 @@ def running_node(data_dir: Path) -> Node | None:
         node = Node(int(state["pid"]), int(state["port"]), state.get("scheme", "http"))
     except (OSError, ValueError, KeyError):
         return None
-    return node if _is_launcher(node.pid) else None
+    return node if is_launcher(node.pid) else None
 
 
-def _is_launcher(pid: int) -> bool:
+def is_launcher(pid: int) -> bool:
     try:
         os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
     except ChildProcessError:
@@ -236,21 +236,28 @@ def start(
     if keystore is not None:
         args += ["--keystore", str(Path(keystore).resolve())]
     process = launch(args, data_dir, "launcher.log", heap=heap, exit_with=exit_with, echo=echo)
-    logs = data_dir / "logs"
-    console = logs / "launcher.log"
     node = Node(process.pid, port, scheme)
     _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port, "scheme": scheme}))
+    try:
+        wait_until(lambda: answers(node.url), process, "Solr", data_dir / "logs" / "launcher.log", wait)
+    except NeardupError:
+        stop(data_dir)
+        raise
+    echo(f"Solr is running at {node.url} (pid {node.pid}, data in {data_dir})")
+    return node
+
+
+def wait_until(ready: Callable[[], bool], process: subprocess.Popen, what: str, console: Path, wait: float) -> None:
+    """Wait for ``ready()``; a one-line error if the process exits first or time runs out."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            _state_file(data_dir).unlink(missing_ok=True)
-            raise NeardupError(f"Solr exited while starting: {_last_lines(console, 1)}", hint=f"see {console}")
-        if answers(node.url):
-            echo(f"Solr is running at {node.url} (pid {node.pid}, data in {data_dir})")
-            return node
+            raise NeardupError(f"{what} exited while starting: {last_lines(console, 1)}", hint=f"see {console}")
+        if ready():
+            return
         time.sleep(0.25)
-    stop(data_dir)
-    raise NeardupError(f"Solr did not answer within {wait:.0f} s", hint=f"see {console} and {logs / 'solr.log'}")
+    raise NeardupError(f"{what} did not answer within {wait:.0f} s",
+                       hint=f"see {console} and {console.parent / 'solr.log'}")
 
 
 def launch(
@@ -287,15 +294,15 @@ def launch(
 
 def stop_process(pid: int, wait: float = 60.0) -> None:
     """Stop one launcher process: TERM (Solr shuts down cleanly), then KILL."""
-    if not _is_launcher(pid):
+    if not is_launcher(pid):
         return
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
-    while _is_launcher(pid) and time.monotonic() < deadline:
+    while is_launcher(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _is_launcher(pid):
+    if is_launcher(pid):
         os.kill(pid, signal.SIGKILL)
-        while _is_launcher(pid):
+        while is_launcher(pid):
             time.sleep(0.1)
 
 
@@ -309,7 +316,7 @@ def stop(data_dir: Path, wait: float = 60.0) -> Node | None:
     return node
 
 
-def _last_lines(path: Path, count: int) -> str:
+def last_lines(path: Path, count: int) -> str:
     try:
         lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
