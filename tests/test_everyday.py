@@ -6,6 +6,9 @@ import pytest
 
 from conftest import ARTIFACTS, create_core, drop_core, run_cli
 
+from neardup_solr.candidates import OnlineSearch
+from neardup_solr.solr import Solr
+
 
 @pytest.fixture(scope="module")
 def restaurants(solr_node, restaurants_dir, tmp_path_factory):
@@ -31,6 +34,25 @@ def test_query_a_new_text_finds_both_listings_first(restaurants):
     assert rows[1][3] == "Art's Delicatessen 12224 Ventura Blvd. Studio City"
     similarities = [float(r[0]) for r in rows]
     assert similarities == sorted(similarities, reverse=True) and min(similarities) >= 0.7
+
+
+def test_a_long_lived_search_asks_only_for_words_it_has_not_seen_and_answers_the_same(restaurants):
+    core, _ = restaurants
+    texts = ["Art's Deli 12224 Ventura Blvd. Studio City", "Arts Delicatessen 12224 Ventura Boulevard Studio City",
+             "Hotel Bel-Air 701 Stone Canyon Rd. Bel Air"]
+    asked: list[list[str]] = []
+    solr = Solr(core.url)
+    counts = solr.term_counts
+    solr.term_counts = lambda field, terms=None: asked.append(list(terms)) or counts(field, terms)
+    search = OnlineSearch(solr)
+    for text in texts:
+        assert search.find(text) == OnlineSearch(Solr(core.url)).find(text)
+    assert len(asked) == 3 and "ventura" in asked[0] and not set(asked[1]) & set(asked[0])
+    search.find(texts[0])
+    assert len(asked) == 3  # every word known
+    search._since -= OnlineSearch.DF_MAX_AGE + 1
+    search.find(texts[0])
+    assert asked[-1] == asked[0]  # a minute on, frequencies are asked for again
 
 
 def test_query_an_indexed_record_as_json(restaurants):
