@@ -151,14 +151,14 @@ def start(
             home = data_dir / f"node{number}"
             home.mkdir(parents=True, exist_ok=True)
             (home / "solr.xml").write_text(CLOUD_SOLR_XML, encoding="utf-8")
-            process = server.launch(["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"],
-                                    data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
+            args = ["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"]
+            process = server.launch(args, data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
             started.append(server.Node(process.pid, node_port))
             launched.append((process, node_port, number))
             record()
         for process, node_port, number in launched:
             server.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
-                  data_dir / "logs" / f"node{number}.log", wait)
+                              data_dir / "logs" / f"node{number}.log", wait)
         cluster = record()
         solr = Solr(cluster.url, timeout=wait, retries=0)
         _wait_live(solr, nodes, wait)

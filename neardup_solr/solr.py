@@ -228,9 +228,7 @@ class Solr:
         return self.get("config/overlay").get("overlay", {}).get("userProps", {})
 
     def set_user_properties(self, values: dict[str, str]) -> None:
-        body = json.dumps({"set-user-property": values})
-        self._call("config update", self._client._send_request, "post", "config", body,
-                    {"Content-type": "application/json"})
+        self.post("config", json.dumps({"set-user-property": values}).encode(), "application/json")
 
     def post(self, path: str, body: bytes, content_type: str, **params: Any) -> dict[str, Any]:
         """A POST of ``body`` to ``url/path`` (admin uploads), decoded from JSON."""
