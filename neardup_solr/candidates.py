@@ -71,11 +71,14 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str], r
     """The ``rows`` other records sharing most ``values`` with ``doc``."""
     if not values:
         return []
-    filters = ["-" + term("id", doc["id"])] if doc["id"] else []
-    if mode.same_first_word:
-        filters.append(term("first_word", doc["first_word"]))
+    query = overlap_query(mode.field, values)
+    if doc["id"]:
+        # In the query, not a filter: a filter "all but this id" would be a
+        # set of every record, built and cached anew for each record.
+        query = f"({query}) -{term('id', doc['id'])}"
+    filters = [term("first_word", doc["first_word"])] if mode.same_first_word else []
     found = solr.search(
-        overlap_query(mode.field, values),
+        query,
         fq=filters,
         sort="score desc,id asc",
         rows=rows,
