@@ -120,6 +120,11 @@ class MinHasher:
             raise ValueError("cannot sign a record without shingles")
         hashes = (hashes >> self.shift).astype(self.dtype)
         starts = np.cumsum(counts) - counts
+        if len(hashes) <= self.CHUNK:
+            # A record or a few (an online query): all hashes under all
+            # permutations fit the cache at once, and padding would cost more.
+            permuted = self._permuted(hashes[:, None], np.empty((len(hashes), self.num_perm), dtype=self.dtype))
+            return np.minimum.reduceat(permuted, starts, axis=0)
         out = np.empty((len(counts), self.num_perm), dtype=self.dtype)
         scratch = np.empty((self.CHUNK, self.num_perm), dtype=self.dtype)
         order = np.argsort(counts, kind="stable")

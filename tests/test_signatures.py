@@ -105,3 +105,17 @@ def test_16_bit_values_still_estimate_jaccard():
     a = [f"x{i}" for i in range(60)]
     b = a[:30] + [f"y{i}" for i in range(30)]  # J = 30 / 90
     assert float(np.mean(hasher.signature(a) == hasher.signature(b))) == pytest.approx(1 / 3, abs=0.07)
+
+
+@pytest.mark.parametrize("bits", [16, 32])
+def test_a_large_batch_signs_each_record_as_it_would_alone(bits):
+    # Over MinHasher.CHUNK shingles in all: the batch goes through the
+    # cache-blocked path, each record alone through the direct one.
+    rng = np.random.default_rng(3)
+    shingle_lists = [[f"s{v}" for v in rng.integers(0, 400, size=rng.integers(1, 30))] for _ in range(120)]
+    hasher = MinHasher(24, bits=bits)
+    assert sum(map(len, shingle_lists)) > MinHasher.CHUNK
+    batch = hasher.signatures(shingle_lists).tolist()
+    assert batch == [hasher.signature(s).tolist() for s in shingle_lists]
+    if bits == 32:
+        assert batch == [reference_signature(s, 24) for s in shingle_lists]
