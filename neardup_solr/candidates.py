@@ -29,7 +29,7 @@ from .collisions import LSH_FIELD, MAX_BUCKET, Skipped, buckets, pair_up
 from .documents import DocumentBuilder, IndexSettings, repaired_tokens
 from .errors import NeardupError
 from .pairs import Pair
-from .parallel import bounded_map
+from .parallel import bounded_map, cores, forked_map
 from .records import id_key
 from .repair import repair
 from .signatures import untag
@@ -39,6 +39,10 @@ from .text import normalize, words
 from .verify import word_distance
 
 CONCURRENT_QUERIES = 4
+# Candidate pairs verified in one piece of work, and how many it takes
+# before forking workers pays for itself.
+VERIFY_SPAN = 1 << 16
+FORK_FROM = 4 * VERIFY_SPAN
 
 
 @dataclass(frozen=True)
@@ -167,10 +171,9 @@ class OnlineSearch:
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
         if not found:
             return []
-        weights = self.weights({w for other in found for w in repaired_tokens(repair(other["content"]))}
-                               | set(repaired_tokens(repaired)))
-        mine = text_vector(weights, text)
-        theirs = [text_vector(weights, other["content"]) for other in found]
+        tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other["content"])) for other in found)]
+        weights = self.weights({w for words in tokens for w in words})
+        mine, *theirs = (weights.vector(words) for words in tokens)
         check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector), self.threshold)
         matches = []
         for other, vector in zip(found, theirs):
@@ -198,9 +201,15 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
     weights = Weights(*solr.term_counts("tokens"))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector), threshold)
-    for a, b in found.pairs():
-        if pair := check.compare(a, texts[a], vectors[a], b, texts[b], vectors[b]):
-            yield pair
+
+    def verified(span: tuple[int, int]) -> list[Pair]:
+        return [pair for a, b in found.pairs(*span)
+                if (pair := check.compare(a, texts[a], vectors[a], b, texts[b], vectors[b]))]
+
+    # Solr is idle by now: many candidates are verified on every core.
+    spans = [(start, min(start + VERIFY_SPAN, len(found))) for start in range(0, len(found), VERIFY_SPAN)]
+    for pairs in forked_map(verified, spans, cores() if len(found) >= FORK_FROM else 1):
+        yield from pairs
 
 
 def near_duplicates(

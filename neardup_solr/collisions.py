@@ -42,12 +42,19 @@ class Candidates:
     left: np.ndarray
     right: np.ndarray
 
-    def pairs(self, chunk: int = 1 << 16) -> Iterator[tuple[str, str]]:
-        """Each pair once, in id order. A chunk at a time: millions of pairs
-        as Python ints would cost more memory than all the texts."""
-        for start in range(0, len(self.left), chunk):
-            end = start + chunk
-            for a, b in zip(self.left[start:end].tolist(), self.right[start:end].tolist()):
+    CHUNK = 1 << 16
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def pairs(self, start: int = 0, end: int | None = None) -> Iterator[tuple[str, str]]:
+        """Pairs ``start`` to ``end`` (all by default), in id order. A chunk at
+        a time: millions of pairs as Python ints would cost more memory than
+        all the texts."""
+        end = len(self.left) if end is None else end
+        for first in range(start, end, self.CHUNK):
+            last = min(first + self.CHUNK, end)
+            for a, b in zip(self.left[first:last].tolist(), self.right[first:last].tolist()):
                 yield self.ids[a], self.ids[b]
 
 

@@ -76,28 +76,41 @@ class CloseWords:
 
     def __init__(self, words: Iterable[str]):
         vocabulary = sorted(set(words))
-        self.close: dict[str, list[tuple[str, float]]] = {}
+        self.close: dict[str, dict[str, float]] = {}
+        # Threads pay off for a bulk report's vocabulary; for the few words of
+        # one online query, starting them costs more than the comparisons.
+        workers = -1 if len(vocabulary) > self.ROWS else 1
         for first in range(0, len(vocabulary), self.ROWS):
             block = vocabulary[first : first + self.ROWS]
             scores = process.cdist(block, vocabulary, scorer=JaroWinkler.similarity, score_cutoff=CLOSE,
-                                   dtype=np.float32, workers=-1)
+                                   dtype=np.float32, workers=workers)
             for row, column in zip(*np.nonzero(scores)):
                 if first + row != column:
-                    self.close.setdefault(block[row], []).append((vocabulary[column], float(scores[row, column])))
+                    self.close.setdefault(block[row], {})[vocabulary[column]] = float(scores[row, column])
 
 
 def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
     """Soft cosine: shared words count fully; each word of one record missing
     from the other counts through the other's closest missing word, if close
     enough (both ways, averaged)."""
-    exact = sum(weight * b[word] for word, weight in a.items() if word in b)
+    exact = 0.0
+    only_a = []
+    for word, weight in a.items():
+        if word in b:
+            exact += weight * b[word]
+        else:
+            only_a.append(word)
+    only_b = [word for word in b if word not in a]
     best_a: dict[str, float] = {}
     best_b: dict[str, float] = {}
-    for word in a:
-        if word in b:
+    # The missing words of a pair are few; a common word's close words in
+    # a large vocabulary are many, so look the pairs of missing words up.
+    for word in only_a:
+        near = close.close.get(word)
+        if near is None:
             continue
-        for other, score in close.close.get(word, ()):
-            if other in b and other not in a:
+        for other in only_b:
+            if (score := near.get(other)) is not None:
                 best_a[word] = max(best_a.get(word, 0.0), b[other] * score)
                 best_b[other] = max(best_b.get(other, 0.0), a[word] * score)
     soft_a = sum(a[word] * weight for word, weight in best_a.items())

@@ -150,3 +150,17 @@ def test_evaluate_saves_a_histogram_and_lists_missed_pairs(indexed, restaurants_
     assert {frozenset(m[1:3]) for m in missed} == gold_pairs(restaurants_dir) - found_keys
     assert all(m[0] == "missed" and len(m) == 5 for m in missed)
     assert lines[-1].startswith(f"found={len(pairs)} ")
+
+
+def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatch):
+    # Forking starts at a size the restaurants never reach; forced here, in
+    # spans of 50 candidates, the pairs and their order must not change.
+    from neardup_solr import candidates
+
+    core, _ = indexed
+    alone = list(candidates.near_duplicates(core, candidates.LSH))
+    monkeypatch.setattr(candidates, "FORK_FROM", 0)
+    monkeypatch.setattr(candidates, "VERIFY_SPAN", 50)
+    forked = list(candidates.near_duplicates(core, candidates.LSH))
+    assert len(alone) > 100
+    assert forked == alone
