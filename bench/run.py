@@ -241,49 +241,60 @@ def markdown(results: dict) -> str:
 
 
 def findings(results: dict) -> list[str]:
-    """Why a target is missed, from the measured numbers and a profile."""
-    sig, ours, peer = results["signatures"], results["ours"], results["datasketch"]
+    """Why a target is missed (from the measured numbers and a profile), and what
+    stands behind the recall difference."""
+    sig, ours, peer, lat = results["signatures"], results["ours"], results["datasketch"], results["latency_ms"]
+    missed = {target for target, _, verdict in check(results) if verdict == "MISSED"}
     ceiling = sig["raw mmh3"] / sig["datasketch (mmh3)"]
-    return [
-        "## Where a target is missed, and why",
+    lines = ["## Where a target is missed, and why", ""]
+    if "signatures >= 20x datasketch (fastest)" in missed:
+        lines += [
+            f"**Signatures vs datasketch given mmh3.** Hashing each shingle once with mmh3, and nothing else, is "
+            f"{ceiling:.1f}x datasketch's MinHash with the same mmh3 hash; we sign at "
+            f"{sig['ours'] / sig['raw mmh3']:.0%} of that raw hashing rate, on one core (numpy hashes a batch's "
+            f"shingles at once and takes the minimum over the {PERMUTATIONS} permutations in cache-sized blocks; a "
+            f"profile puts 70% of the time in those minima, 128 per shingle). 20x datasketch-with-mmh3 would mean signing "
+            f"{20 / ceiling:.1f}x faster than merely hashing the shingles one call each. Against datasketch as users "
+            f"get it (its default SHA-1 hash) we are {sig['ours'] / sig['datasketch (default sha1)']:.0f}x. What "
+            "would close it: the second core (numpy releases the interpreter lock, so two threads can each take "
+            "half a batch; the indexer already builds documents on several threads), or one-permutation hashing "
+            "with densification (one hash per shingle instead of 128 minima), which is a different signature "
+            "scheme. Rates on this shared machine vary by up to 40% between runs; the ratios, taken in one run, "
+            "vary less.",
+            "",
+        ]
+    if "end to end <= 1.0x datasketch" in missed:
+        lines += [
+            f"**End to end.** We index into a real Solr and keep an index that answers single-record queries "
+            f"afterwards; datasketch builds a structure in one process's memory ({peer['peak_rss_mb'] / 1024:.1f} "
+            f"GB) that is gone when it exits, and returns {peer['pairs']:,} unverified candidate pairs where we "
+            f"return {ours['pairs']:,} verified ones. Indexing ({ours['index_seconds']:.0f} s) is bound by Lucene "
+            "adding 21 random band keys per record to its in-memory term hash (a flight recording of Solr puts "
+            "most samples in BytesRefHash and the flush's term sort); the report ("
+            f"{ours['report_seconds']:.0f} s) by reading the band-key buckets with their texts from Solr and "
+            "decoding the JSON, then verifying the candidates on both cores.",
+            "",
+        ]
+    if "online query p50 < 5 ms" in missed or "online query p99 < 20 ms" in missed:
+        lines += [
+            f"**Online query.** p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms. Each query is one request for the "
+            "records sharing a band key and, when there are some, one for the frequencies of words not seen in "
+            "the last minute; the Python HTTP stack costs about 0.7 ms a request, Solr's own time is about 1 ms, "
+            "verification about 1 ms. The first minutes after a bulk load are slower (merges still running).",
+            "",
+        ]
+    if len(lines) == 2:
+        lines += ["None: every target is met in this run.", ""]
+    lines += [
+        "## Recall",
         "",
-        f"**Signatures vs datasketch given mmh3.** Hashing each shingle once with mmh3, and nothing else, is "
-        f"{ceiling:.1f}x datasketch's MinHash with the same mmh3 hash; we sign at "
-        f"{sig['ours'] / sig['raw mmh3']:.0%} of that raw hashing rate (numpy hashes a batch's shingles at once and "
-        f"takes the minimum over the {PERMUTATIONS} permutations in blocks). 20x datasketch-with-mmh3 would mean "
-        f"signing {20 / ceiling:.1f}x faster than merely hashing the shingles one call each, which no MinHash over "
-        "the same shingles reaches by vectorizing alone. Against datasketch as users get it (its default SHA-1 "
-        f"hash) we are {sig['ours'] / sig['datasketch (default sha1)']:.0f}x. Rates on this shared machine vary by "
-        "up to 40% between runs; the ratios, taken in one run, vary less.",
-        "",
-        f"**End to end.** We index into a real Solr and keep an index that answers single-record queries "
-        f"afterwards; datasketch builds a structure in one process's memory ({peer['peak_rss_mb'] / 1024:.1f} GB) "
-        f"that is gone when it exits, and returns {peer['pairs']:,} unverified candidate pairs (precision "
-        f"{peer['precision']:.3f}) where we return {ours['pairs']:,} verified ones (precision "
-        f"{ours['precision']:.3f}). A profile of `neardup report` on this 1M index (phase timings, same data) "
-        "splits its time into reading the band-key buckets from Solr with their texts (about 47 s: Solr reading "
-        "stored fields and Python decoding JSON, the two cores both busy), weight vectors for the 714k records in "
-        "some bucket (10 s), close-word table (5 s) and the similarity of 2.9M candidate pairs (31 s, one core, "
-        "Solr idle). Indexing is Python building documents and Lucene indexing them, sharing the two cores. "
-        "What would close the gap: verifying on both cores while Solr is idle (about -15 s), and starting "
-        "verification while buckets still arrive.",
-        "",
-        f"**Online query.** Each query is one request for the records sharing a band key and, when there are "
-        "some, one for the frequencies of words not seen in the last minute. Timing those requests separately on "
-        "this index (400 queries) put Solr's own time (QTime) at p50 1 ms for the first and under 1 ms for the "
-        "second, and each request's wall time 2-3 ms higher: the Python HTTP stack (requests, about 0.7 ms a "
-        "request), Solr loading the stored text of up to 100 candidates (outside QTime), and the response. "
-        "Verification in Python adds about 1 ms. The first minutes after a bulk load are slower still (p50 "
-        "10 ms right after indexing, 5 ms a minute later, in the same probe). What would close it: one request "
-        "per query (word frequencies from a vocabulary kept client-side), and fewer, larger segments after a "
-        "bulk load.",
-        "",
-        f"**Recall.** Ours is {(peer['recall'] - ours['recall']) * 100:.1f} points below datasketch's, which "
-        "follows the S-curve of its bands and rows. Ours loses true pairs in two places datasketch has none: "
-        f"verification (pairs whose similarity falls below {results['threshold']}) and band keys held by more "
-        "than `--max-bucket` (100) records, which are skipped with a warning.",
+        f"Ours is {(peer['recall'] - ours['recall']) * 100:.1f} points below datasketch's, which follows the "
+        "S-curve of its bands and rows. Ours loses true pairs in two places datasketch has none: verification "
+        f"(pairs whose similarity falls below {results['threshold']}) and band keys held by more than "
+        "`--max-bucket` (100) records, which are skipped with a warning.",
         "",
     ]
+    return lines
 
 
 def main() -> None:
