@@ -7,24 +7,32 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
+
+from .errors import NeardupError
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def bounded_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
-    """Like ``map`` on ``workers`` threads, in input order, holding at most
-    ``2 * workers`` items in flight, so a million-item input is never all in memory."""
-    with ThreadPoolExecutor(workers) as pool:
-        window: deque = deque()
-        for item in items:
-            if len(window) >= 2 * workers:
-                yield window.popleft().result()
-            window.append(pool.submit(fn, item))
-        while window:
+def _in_order(pool: Executor, fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """Results in input order, at most ``2 * workers`` items in flight, so a
+    million-item input is never all in memory."""
+    window: deque = deque()
+    for item in items:
+        if len(window) >= 2 * workers:
             yield window.popleft().result()
+        window.append(pool.submit(fn, item))
+    while window:
+        yield window.popleft().result()
+
+
+def bounded_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """Like ``map`` on ``workers`` threads, in input order."""
+    with ThreadPoolExecutor(workers) as pool:
+        yield from _in_order(pool, fn, items, workers)
 
 
 def cores() -> int:
@@ -39,10 +47,11 @@ def _run_task(item):
 
 
 def forked_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
-    """Like ``map``, in input order, on ``workers`` processes forked now.
+    """Like ``map``, in input order, on ``workers`` forked processes.
 
     ``fn`` and everything it reads are inherited by the forked processes,
-    never pickled: only the items and the results cross. Where fork is not
+    never pickled: only the items and the results cross. A worker that dies
+    is an error, never a hang. Where fork is not
     available, or one worker is asked for, it is plain ``map``.
     """
     global _task
@@ -51,8 +60,10 @@ def forked_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterat
         return
     _task = fn
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            _task = None  # the workers have their copy
-            yield from pool.imap(_run_task, items)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from _in_order(pool, _run_task, items, workers)
+    except BrokenProcessPool:
+        raise NeardupError("a worker process died before its work was done",
+                           hint="if memory ran out, the kernel log says so; run the command again") from None
     finally:
         _task = None

@@ -17,3 +17,17 @@ def test_one_worker_runs_in_this_process():
 
 def test_bounded_map_keeps_order():
     assert list(bounded_map(lambda n: -n, range(100), 4)) == [-n for n in range(100)]
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    import pytest
+
+    from neardup_solr.errors import NeardupError
+
+    def die(n):
+        if n == 5:
+            os._exit(1)
+        return n
+
+    with pytest.raises(NeardupError, match="worker process died"):
+        list(forked_map(die, range(10), 2))
