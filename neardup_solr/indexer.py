@@ -13,9 +13,9 @@ from .records import Record
 from .solr import Solr
 
 BATCH_SIZE = 1000
-# Update requests in flight. Two would keep both cores busy but for the
-# pauses while Solr flushes a segment inside a request; four fill them
-# (1M records on 2 cores: 87-95 s with two, 82 s with four).
+# Update requests in flight: while Solr flushes a segment inside one, the
+# others keep both cores busy. On 1M records and 2 cores four took 82-99 s,
+# two 87-97 s: no slower, and the flush pauses are filled.
 CONCURRENT_UPDATES = 4
 
 
