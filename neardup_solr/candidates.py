@@ -188,7 +188,7 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
     settings = IndexSettings.load(solr)
     skipped = Skipped()
     texts: dict[str, str] = {}
-    tick = progress.update if progress is not None else lambda: None
+    tick = progress.update if progress is not None else lambda n=1: None
     found = pair_up(chain(
         buckets(solr, LSH_FIELD, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
                 skipped=skipped, texts=texts, progress=tick),
@@ -198,6 +198,12 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "raise --max-bucket to include them")
+    if progress is not None:
+        # The bar goes on with the candidate pairs: at a million records
+        # their verification takes as long as finding them.
+        progress.reset(total=len(found))
+        progress.unit = "pair"
+        progress.set_description("verifying candidates")
     weights = Weights(*solr.term_counts("tokens"))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector), threshold)
@@ -208,7 +214,8 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
 
     # Solr is idle by now: many candidates are verified on every core.
     spans = [(start, min(start + VERIFY_SPAN, len(found))) for start in range(0, len(found), VERIFY_SPAN)]
-    for pairs in forked_map(verified, spans, cores() if len(found) >= FORK_FROM else 1):
+    for (start, end), pairs in zip(spans, forked_map(verified, spans, cores() if len(found) >= FORK_FROM else 1)):
+        tick(end - start)
         yield from pairs
 
 

@@ -164,3 +164,19 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     forked = list(candidates.near_duplicates(core, candidates.LSH))
     assert len(alone) > 100
     assert forked == alone
+
+
+def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
+    import io
+
+    from tqdm import tqdm
+
+    from neardup_solr import candidates
+
+    core, _ = indexed
+    bar = tqdm(total=candidates.IndexSettings.load(core).bands, file=io.StringIO(), disable=False)
+    pairs = list(candidates.near_duplicates(core, candidates.LSH, progress=bar))
+    assert bar.desc.startswith("verifying candidates") and bar.unit == "pair"
+    # Every candidate counted once: more candidates than verified pairs, all of them done.
+    assert bar.total > len(pairs) > 100
+    assert bar.n == bar.total
