@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -51,11 +52,12 @@ def forked_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterat
 
     ``fn`` and everything it reads are inherited by the forked processes,
     never pickled: only the items and the results cross. A worker that dies
-    is an error, never a hang. Where fork is not
-    available, or one worker is asked for, it is plain ``map``.
+    is an error, never a hang. Forking is done on Linux only (on macOS a
+    forked process that has loaded system frameworks can crash); elsewhere,
+    or for one worker, it is plain ``map``.
     """
     global _task
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or not sys.platform.startswith("linux"):
         yield from map(fn, items)
         return
     _task = fn
