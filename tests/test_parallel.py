@@ -1,5 +1,8 @@
 import os
 
+import pytest
+
+from neardup_solr.errors import NeardupError
 from neardup_solr.parallel import bounded_map, forked_map
 
 
@@ -20,10 +23,6 @@ def test_bounded_map_keeps_order():
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
-    import pytest
-
-    from neardup_solr.errors import NeardupError
-
     def die(n):
         if n == 5:
             os._exit(1)

@@ -5,12 +5,15 @@ word, top 10 by overlap, word edit distance <= 2 find 65 pairs, 61 of them
 true. The default mode must beat it by far: F1 >= 0.93.
 """
 
+import io
 import subprocess
 import sys
 
 import pytest
+from tqdm import tqdm
 
 from conftest import create_core, drop_core, run_cli
+from neardup_solr import candidates
 
 # Runs the command line with an audit hook that fails the process if
 # anything opens the forbidden file.
@@ -155,8 +158,6 @@ def test_evaluate_saves_a_histogram_and_lists_missed_pairs(indexed, restaurants_
 def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatch):
     # Forking starts at a size the restaurants never reach; forced here, in
     # spans of 50 candidates, the pairs and their order must not change.
-    from neardup_solr import candidates
-
     core, _ = indexed
     alone = list(candidates.near_duplicates(core, candidates.LSH))
     monkeypatch.setattr(candidates, "FORK_FROM", 0)
@@ -167,12 +168,6 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
 
 
 def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
-    import io
-
-    from tqdm import tqdm
-
-    from neardup_solr import candidates
-
     core, _ = indexed
     bar = tqdm(total=candidates.IndexSettings.load(core).bands, file=io.StringIO(), disable=False)
     pairs = list(candidates.near_duplicates(core, candidates.LSH, progress=bar))
