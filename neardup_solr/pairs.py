@@ -1,6 +1,8 @@
-"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance[<TAB>similarity]``.
+"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance[<TAB>similarity[<TAB>probability]]``.
 
-One pair per line; the default mode adds the similarity it verified with.
+One pair per line; the default mode adds the similarity it verified with
+and, where a match model was fitted, the pair's probability of being a
+true match.
 Each pair is written once, smaller id first, lines in id order, so two runs
 that find the same pairs write the same bytes. Files are written to a
 temporary name and renamed when complete: a crash never leaves a file that
@@ -25,14 +27,16 @@ class Pair(NamedTuple):
     b: str
     distance: int
     similarity: float | None = None
+    probability: float | None = None
 
     @property
     def key(self) -> frozenset[str]:
         return frozenset((self.a, self.b))
 
 
-def ordered(a: str, b: str, distance: int, similarity: float | None = None) -> Pair:
-    return Pair(a, b, distance, similarity) if id_key(a) <= id_key(b) else Pair(b, a, distance, similarity)
+def ordered(a: str, b: str, distance: int, similarity: float | None = None,
+            probability: float | None = None) -> Pair:
+    return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)
 
 
 @contextmanager
@@ -58,7 +62,8 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
 def pair_lines(pairs: Iterable[Pair]) -> list[str]:
     """The file's lines, in id order."""
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
-    return [f"{p.a}\t{p.b}\t{p.distance}" + ("" if p.similarity is None else f"\t{p.similarity:.4f}") + "\n"
+    return [f"{p.a}\t{p.b}\t{p.distance}" + ("" if p.similarity is None else f"\t{p.similarity:.4f}")
+            + ("" if p.probability is None else f"\t{p.probability:.4f}") + "\n"
             for p in rows]
 
 
@@ -85,8 +90,8 @@ def read_pairs(path: Path | str) -> list[Pair]:
         if not distance.strip().isdigit():
             raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")
         try:
-            similarity = float(fields[3]) if len(fields) > 3 else None
+            similarity, probability = (float(f) if f.strip() else None for f in (fields[3:5] + ["", ""])[:2])
         except ValueError:
-            raise InputError(f"{path}:{number}: similarity {fields[3]!r} is not a number") from None
-        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance), similarity))
+            raise InputError(f"{path}:{number}: similarity or probability {fields[3:5]!r} is not a number") from None
+        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance), similarity, probability))
     return pairs
