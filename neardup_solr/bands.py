@@ -145,3 +145,101 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
         if bands_needed(high, rows, miss) <= bands_allowed(low, rows, false_hit)
     ]
     return Tuning(low, high, hashes, table, choice, bool(feasible), min(needed, default=-1))
+
+
+# Choosing bands x rows from the data
+# -----------------------------------
+# A sample of the records gives the similarity of random pairs: the pairs
+# that become candidates by chance. For a banding (b, r) a record then has
+#
+#     E = (N - 1) * mean over random pairs of P(s)
+#
+# candidates by chance, and pairs of similarity s_catch = (1 - miss^(1/b))^(1/r)
+# or more collide with probability 1 - miss. The choice catches the lowest
+# similarity it can while E stays within the budget.
+
+# Chance candidates a record may have: half of the 100 an online query reads
+# (``candidates.LSH.rows``), so its best candidates are rarely cut off, and
+# a report verifies at most ~25 pairs per record by chance.
+CANDIDATE_BUDGET = 50.0
+# MinHash values a signature may have: bands x rows <= this.
+SIGNATURE_VALUES = 128
+# Records sampled: 2000 give ~2 million random pairs, enough to see a
+# chance-candidate rate of 1 in 100,000 pairs (the budget at a million
+# records is 5 in 100,000) about 20 times.
+SAMPLE_RECORDS = 2000
+
+
+def agreements(signatures: np.ndarray) -> np.ndarray:
+    """How many of the ``values`` MinHash values each pair of rows shares:
+    ``counts[k]`` is the number of pairs (of the upper triangle) agreeing in
+    exactly k values."""
+    count, values = signatures.shape
+    equal = np.zeros((count, count), dtype=np.uint16)
+    for column in signatures.T:
+        equal += column[:, None] == column[None, :]
+    return np.bincount(equal[np.triu_indices(count, k=1)], minlength=values + 1)
+
+
+def catch_similarity(bands: int, rows: int, miss: float) -> float:
+    """The similarity at and above which a pair collides with probability >= 1 - miss."""
+    return (1.0 - miss ** (1.0 / bands)) ** (1.0 / rows)
+
+
+def chance_candidates(agreeing: np.ndarray, records: int, bands: int, rows: int) -> float:
+    """Expected candidates per record among ``records`` from pairs like the
+    random ones whose agreements are counted in ``agreeing``.
+
+    A pair agreeing in k of n values agrees in all r values of a band with
+    probability s^r, estimated without bias by C(k, r) / C(n, r) (the share
+    of r-subsets of the n values on which it agrees); plugging the estimate
+    of s itself into s^r would overstate it for the many dissimilar pairs.
+    """
+    pairs = agreeing.sum()
+    if pairs == 0:
+        return 0.0
+    values = len(agreeing) - 1
+    k = np.arange(values + 1)
+    band = np.array([math.comb(int(i), rows) for i in k], dtype=np.float64) / math.comb(values, rows)
+    collide = 1.0 - (1.0 - band) ** bands
+    return (records - 1) * float((agreeing * collide).sum() / pairs)
+@dataclass(frozen=True)
+class Choice:
+    """A banding chosen from the data: ``expected`` chance candidates per
+    record; pairs of similarity ``catches`` or more collide with probability
+    1 - miss; ``fits`` whether ``expected`` is within the budget."""
+
+    bands: int
+    rows: int
+    expected: float
+    catches: float
+    fits: bool
+
+
+def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: float = CANDIDATE_BUDGET,
+           values: int = SIGNATURE_VALUES) -> Choice:
+    """The banding of at most ``values`` MinHash values that catches the
+    lowest similarity with probability >= 1 - miss while a record expects at
+    most ``budget`` chance candidates; when none is within the budget, the
+    one expecting the fewest.
+
+    Args:
+        agreeing: random pairs of records (a sample) by how many MinHash values
+            they share, from :func:`agreements`.
+        records: how many records will be indexed.
+
+    Returns:
+        The :class:`Choice`.
+    """
+    values = min(values, len(agreeing) - 1)
+    options = []
+    for rows in range(1, values + 1):
+        for bands in range(1, values // rows + 1):
+            expected = chance_candidates(agreeing, records, bands, rows)
+            options.append(Choice(bands, rows, expected, catch_similarity(bands, rows, miss), expected <= budget))
+            if expected > budget:
+                break  # more bands only add candidates
+    fitting = [c for c in options if c.fits]
+    if fitting:
+        return min(fitting, key=lambda c: (c.catches, c.bands * c.rows))
+    return min(options, key=lambda c: (c.expected, c.catches))

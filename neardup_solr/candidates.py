@@ -4,8 +4,10 @@ Three modes, each a Solr field whose shared values make candidates:
 
 - ``lsh`` (the default): records sharing at least one LSH band key, found
   for all records at once from the keys' buckets (``collisions.py``), kept
-  when their similarity (``similarity.py``) reaches the
-  threshold; :func:`candidates` asks the same for one record;
+  when the match model fitted to all their similarities (``similarity.py``,
+  ``model.py``) gives them a probability of at least 1/2, or when their
+  similarity reaches a given threshold; :func:`candidates` asks the same for
+  one record;
 - ``shingles`` and ``minhash`` (the reference workflow): for each record,
   the records sharing word shingles or MinHash values and the same first
   word, the best ``rows`` by values shared, kept within ``max_dist`` words
@@ -22,12 +24,14 @@ from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from .bands import band_prefix
 from .collisions import LSH_FIELD, MAX_BUCKET, Skipped, buckets, pair_up
-from .documents import DocumentBuilder, IndexSettings, repaired_tokens
+from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
 from .errors import NeardupError
+from .model import MatchModel, fit, histogram
 from .pairs import Pair
 from .parallel import bounded_map, cores, forked_map
 from .records import id_key
@@ -113,18 +117,19 @@ def text_vector(weights: Weights, text: str) -> Vector:
 
 
 class SimilarityCheck:
-    """The default verification: soft weighted cosine >= threshold."""
+    """The default verification: the soft weighted cosine of two records,
+    and the pair it makes with their word edit distance."""
 
-    def __init__(self, close: CloseWords, threshold: float):
+    def __init__(self, close: CloseWords):
         self.close = close
-        self.threshold = threshold
 
-    def compare(self, a: str, text_a: str, vector_a: Vector, b: str, text_b: str, vector_b: Vector) -> Pair | None:
-        score = similarity(vector_a, vector_b, self.close)
-        if score < self.threshold:
-            return None
+    def score(self, vector_a: Vector, vector_b: Vector) -> float:
+        return similarity(vector_a, vector_b, self.close)
+
+    @staticmethod
+    def pair(a: str, text_a: str, b: str, text_b: str, score: float, probability: float | None) -> Pair:
         distance = word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
-        return Pair(a, b, distance, score)
+        return Pair(a, b, distance, score, probability)
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,7 @@ class Match:
     similarity: float
     distance: int
     text: str
+    probability: float | None = None
 
 
 class OnlineSearch:
@@ -141,12 +147,20 @@ class OnlineSearch:
     shared), then the document frequencies of the words involved that it
     has not seen in the last ``DF_MAX_AGE`` seconds. Looking a word up costs
     Solr a seek per segment, and a stream of queries mostly repeats the
-    common words (streets, cities), so a long-lived search asks for few."""
+    common words (streets, cities), so a long-lived search asks for few.
+
+    Matches are kept, and given a probability, by the match model the last
+    report fitted and kept with the index (``model.py``); before any report
+    there is none, and the fixed ``DEFAULT_THRESHOLD`` keeps them. A given
+    ``threshold`` overrides the model's cut."""
 
     DF_MAX_AGE = 60.0
 
-    def __init__(self, solr: Solr, threshold: float = DEFAULT_THRESHOLD, rows: int = LSH.rows):
+    def __init__(self, solr: Solr, threshold: float | None = None, rows: int = LSH.rows):
         self.solr = solr
+        self.model = load_model(solr)
+        if threshold is None:
+            threshold = self.model.cut if self.model is not None else DEFAULT_THRESHOLD
         self.threshold = threshold
         self.rows = rows
         self.builder = DocumentBuilder(IndexSettings.load(solr))
@@ -174,17 +188,37 @@ class OnlineSearch:
         tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other["content"])) for other in found)]
         weights = self.weights({w for words in tokens for w in words})
         mine, *theirs = (weights.vector(words) for words in tokens)
-        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector), self.threshold)
+        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
         matches = []
         for other, vector in zip(found, theirs):
-            if pair := check.compare("", text, mine, other["id"], other["content"], vector):
-                matches.append(Match(other["id"], pair.similarity, pair.distance, other["content"]))
+            score = check.score(mine, vector)
+            if score >= self.threshold:
+                pair = check.pair("", text, other["id"], other["content"], score, None)
+                probability = self.model.probability(score) if self.model is not None else None
+                matches.append(Match(other["id"], score, pair.distance, other["content"], probability))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
 
 
-def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress: tqdm | None = None,
-              warn: Callable[[str], None] = lambda _: None) -> Iterator[Pair]:
-    """Every pair sharing a band key (or its MD5) whose similarity reaches ``threshold``."""
+@dataclass
+class Verified:
+    """The default mode's result: the pairs kept, and the match model fitted
+    to all candidates (whose cut kept them, unless a threshold was given)."""
+
+    pairs: list[Pair]
+    model: MatchModel
+    cut: float
+
+
+def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
+              progress: tqdm | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+    """Every pair sharing a band key (or its MD5), scored; a match model fitted
+    to all their similarities; the pairs at or above its cut (or ``threshold``).
+
+    Two passes over the candidates: the first scores each one (on every core
+    when they are many) and keeps only a float per pair; the model is fitted
+    to their histogram; the second makes the kept pairs, with their word
+    edit distance and probability.
+    """
     settings = IndexSettings.load(solr)
     skipped = Skipped()
     texts: dict[str, str] = {}
@@ -197,7 +231,7 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
     if skipped.keys:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
-             "raise --max-bucket to include them")
+             "a larger bucket limit includes them")
     if progress is not None:
         # The bar goes on with the candidate pairs: at a million records
         # their verification takes as long as finding them.
@@ -206,17 +240,35 @@ def lsh_pairs(solr: Solr, *, threshold: float, max_bucket: int | None, progress:
         progress.set_description("verifying candidates")
     weights = Weights(*solr.term_counts("tokens"))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
-    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector), threshold)
+    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
 
-    def verified(span: tuple[int, int]) -> list[Pair]:
-        return [pair for a, b in found.pairs(*span)
-                if (pair := check.compare(a, texts[a], vectors[a], b, texts[b], vectors[b]))]
+    def scored(span: tuple[int, int]) -> np.ndarray:
+        return np.fromiter((check.score(vectors[a], vectors[b]) for a, b in found.pairs(*span)),
+                           dtype=np.float64, count=span[1] - span[0])
 
     # Solr is idle by now: many candidates are verified on every core.
+    workers = cores() if len(found) >= FORK_FROM else 1
     spans = [(start, min(start + VERIFY_SPAN, len(found))) for start in range(0, len(found), VERIFY_SPAN)]
-    for (start, end), pairs in zip(spans, forked_map(verified, spans, cores() if len(found) >= FORK_FROM else 1)):
+    parts = []
+    for (start, end), part in zip(spans, forked_map(scored, spans, workers)):
         tick(end - start)
-        yield from pairs
+        parts.append(part)
+    scores = np.concatenate(parts) if parts else np.zeros(0)
+    model = fit(histogram(scores))
+    cut = model.cut if threshold is None else threshold
+    kept = np.flatnonzero(scores >= cut)
+    probabilities = model.probabilities(scores[kept])
+
+    def made(span: tuple[int, int]) -> list[Pair]:
+        pairs = []
+        for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]].tolist()):
+            a, b = found.ids[found.left[i]], found.ids[found.right[i]]
+            pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
+        return pairs
+
+    spans = [(start, min(start + VERIFY_SPAN, len(kept))) for start in range(0, len(kept), VERIFY_SPAN)]
+    pairs = [pair for part in forked_map(made, spans, cores() if len(kept) >= FORK_FROM else 1) for pair in part]
+    return Verified(pairs, model, cut)
 
 
 def near_duplicates(
@@ -226,14 +278,16 @@ def near_duplicates(
     rows: int | None = None,
     max_dist: int = 2,
     signatures: int = 20,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
     max_bucket: int | None = MAX_BUCKET,
     progress: tqdm | None = None,
     warn: Callable[[str], None] = lambda _: None,
 ) -> Iterator[Pair]:
-    """Every verified pair, each once (smaller id first)."""
+    """Every verified pair, each once (smaller id first). The default mode
+    keeps the pairs its match model calls matches, unless ``threshold`` is
+    given (see :func:`lsh_pairs` for the model)."""
     if mode is LSH:
-        yield from lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn)
+        yield from lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn).pairs
         return
     if not IndexSettings.load(solr).reference:
         raise NeardupError(f"the index has no fields for --{mode.name} (it was built with --lean)",

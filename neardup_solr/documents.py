@@ -7,11 +7,15 @@ for the default mode (``tokens``, ``content_lsh``) from the repaired one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .bands import band_keys
+import numpy as np
+
+from .bands import SIGNATURE_VALUES, Choice, agreements, band_keys, choose
+from .model import MatchModel
 from .records import Record
 from .repair import repair
 from .shingles import CHAR_SHINGLE_SIZE, word_shingles
@@ -68,6 +72,36 @@ class IndexSettings:
         return cls(**{k: _parse(stored[f"neardup.{k}"], v) for k, v in defaults.items() if f"neardup.{k}" in stored})
 
 
+MODEL_PROPERTY = "neardup.model"
+
+
+def save_model(solr: Solr, model: MatchModel | None) -> None:
+    """Keep the match model with the index, for online queries (``None``
+    forgets it: the records it was fitted to are gone)."""
+    stored = "" if model is None else json.dumps(model.to_dict(), separators=(",", ":"))
+    solr.set_user_properties({MODEL_PROPERTY: stored})
+
+
+def load_model(solr: Solr) -> MatchModel | None:
+    """The match model the last report kept with the index, if any (a model
+    of another version's shape counts as none)."""
+    stored = solr.user_properties().get(MODEL_PROPERTY)
+    if not stored:
+        return None
+    try:
+        return MatchModel.from_dict(json.loads(stored))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def banding_for(texts: Sequence[str], records: int, lsh_shingles: str = "chars") -> Choice:
+    """The LSH banding for ``records`` records like ``texts`` (a sample):
+    see :func:`neardup_solr.bands.choose`. Costs a signature per text and a
+    comparison of every pair of them (2000 texts: about a second)."""
+    sampler = DocumentBuilder(IndexSettings(bands=1, rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
+    return choose(agreements(sampler.lsh_signatures([repair(t) for t in texts])), records)
+
+
 class DocumentBuilder:
     """Builds documents (and query keys) with one fixed set of settings."""
 
@@ -76,13 +110,15 @@ class DocumentBuilder:
         self._reference = MinHasher(settings.signatures)
         self._lsh = MinHasher(settings.bands * settings.rows, bits=16)
 
+    def lsh_signatures(self, repaired: Sequence[str]) -> np.ndarray:
+        """The LSH MinHash signatures of repaired texts, ``bands * rows`` values each."""
+        if self.settings.lsh_shingles == "chars":
+            return self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
+        return self._lsh.signatures([[index_term(s) for s in word_shingles(r.split())] for r in repaired])
+
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""
-        if self.settings.lsh_shingles == "chars":
-            signatures = self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
-        else:
-            signatures = self._lsh.signatures([[index_term(s) for s in word_shingles(r.split())] for r in repaired])
-        return band_keys(signatures, self.settings.bands, self.settings.rows)
+        return band_keys(self.lsh_signatures(repaired), self.settings.bands, self.settings.rows)
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
         normalized = [normalize(r.text) for r in records]

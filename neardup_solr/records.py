@@ -14,6 +14,7 @@ around them are kept. What counts as bad, with the reason each gets:
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -139,3 +140,53 @@ def _parse(raw: bytes | None, limit: int) -> tuple[Record | None, str]:
     if is_blank(parts[1]):
         return None, f"text of id {parts[0]!r} has no letters or digits"
     return Record(parts[0], parts[1].strip()), ""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Records drawn from a file, and the number of records it holds
+    (counted, or estimated from its size)."""
+
+    records: list[Record]
+    total: int
+
+
+def sample_records(path: Path, size: int, seed: int = 0) -> Sample:
+    """About ``size`` valid records drawn at random from an ``ID TEXT`` file.
+
+    A file of at most ``size`` lines of average length is read whole; a
+    larger one is sampled at random byte offsets (each offset's next whole
+    line), so a sample of a ten-million-line file costs ``size`` seeks, not
+    a pass. Its record count is then its size over the sampled lines'
+    average length. Bad lines are left out of the sample silently: reading
+    the file for indexing reports them.
+    """
+    try:
+        file_size = Path(path).stat().st_size
+        handle = open(path, "rb")
+    except OSError as err:
+        raise InputError(f"cannot read {path}: {err.strerror}") from None
+    with handle:
+        head = handle.read(1 << 16)
+        lines_in_head = max(head.count(b"\n"), 1)
+        if file_size <= len(head) or file_size / (len(head) / lines_in_head) <= 2 * size:
+            records = list(RecordReader(Path(path)))
+            return Sample(_spread(records, size, seed), len(records))
+        rng = random.Random(seed)
+        records, lengths = [], []
+        for offset in sorted(rng.randrange(file_size) for _ in range(size)):
+            handle.seek(offset)
+            handle.readline()  # the rest of the line the offset fell in
+            raw = handle.readline(MAX_LINE_BYTES + 2)
+            if not raw.endswith(b"\n") and handle.tell() < file_size:
+                continue
+            lengths.append(len(raw))
+            record, _ = _parse(_fitting(raw.rstrip(b"\n").removesuffix(b"\r"), MAX_LINE_BYTES), MAX_LINE_BYTES)
+            if record is not None:
+                records.append(record)
+        total = round(file_size / (sum(lengths) / len(lengths))) if lengths else 0
+        return Sample(list({r.id: r for r in records}.values()), total)
+
+
+def _spread(records: list[Record], size: int, seed: int) -> list[Record]:
+    return records if len(records) <= size else random.Random(seed).sample(records, size)

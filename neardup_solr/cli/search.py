@@ -10,14 +10,15 @@ from pathlib import Path
 
 import click
 
-from ..bands import MAX_BANDS
-from ..candidates import MODES, SHINGLES, OnlineSearch, near_duplicates
+from ..bands import MAX_BANDS, SAMPLE_RECORDS
+from ..candidates import MODES, SHINGLES, OnlineSearch, lsh_pairs, near_duplicates
 from ..collisions import MAX_BUCKET
-from ..documents import LSH_SHINGLES, IndexSettings
+from ..documents import LSH_SHINGLES, IndexSettings, banding_for, save_model
 from ..indexer import BATCH_SIZE, index_records
 from ..errors import NeardupError
-from ..pairs import Pair, ordered, pair_lines, write_pairs
-from ..records import RecordReader
+from ..model import summary, summary_path
+from ..pairs import Pair, atomic_output, ordered, pair_lines, write_pairs
+from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr, term
 from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connection
@@ -30,14 +31,15 @@ from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connec
               "records' near duplicates among everything indexed.")
 @click.option("--pairs", "pairs_out", type=click.Path(dir_okay=False, path_type=Path),
               help="With --append: write the new records' pairs here instead of to stdout.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
-              help="With --append: smallest similarity reported.")
+@click.option("--threshold", type=click.FloatRange(0, 1),
+              help="With --append: smallest similarity reported [default: the cut of the model the last "
+              f"report fitted, else {DEFAULT_THRESHOLD}].")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values of word shingles per record (--minhash).")
-@click.option("--bands", type=click.IntRange(1, MAX_BANDS), default=IndexSettings.bands, show_default=True,
-              help="LSH bands per record (default mode).")
-@click.option("--band-rows", type=click.IntRange(1, 64), default=IndexSettings.rows, show_default=True,
-              help="MinHash values per LSH band.")
+@click.option("--bands", type=click.IntRange(1, MAX_BANDS),
+              help="LSH bands per record (default mode) [default: chosen from a sample of the records].")
+@click.option("--band-rows", type=click.IntRange(1, 64),
+              help="MinHash values per LSH band [default: chosen with --bands].")
 @click.option("--lsh-shingles", type=click.Choice(LSH_SHINGLES), default=IndexSettings.lsh_shingles,
               show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
 @click.option("--lean", is_flag=True, help="Only the default mode's fields, not the reference modes' (faster, "
@@ -45,14 +47,20 @@ from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connec
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, threshold: float, signatures: int,
-          bands: int, band_rows: int, lsh_shingles: str, lean: bool, batch_size: int, strict: bool,
-          quiet: bool) -> None:
+def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, threshold: float | None,
+          signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
+          batch_size: int, strict: bool, quiet: bool) -> None:
     """Index an `ID TEXT` file, replacing what the index held.
 
     A record whose id is indexed already replaces it. With --append the
     index keeps what it held (and the settings it was built with) and the
     new records' near duplicates are written as pairs, like `report` does.
+
+    The LSH banding (bands x rows) is chosen from a sample of the records:
+    the one catching the lowest similarity with probability 0.99 while a
+    record expects at most 50 candidates by chance (see `neardup tune
+    --records`). It is printed and kept with the index; --bands and
+    --band-rows force one.
 
     Bad lines are reported with file and line number and skipped, with a
     count at the end and exit code 6; the valid records are all indexed.
@@ -63,6 +71,7 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
     Examples:
       neardup index data/addresses.txt
       neardup index --lean big.txt
+      neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.tsv
     """
     if strict:
@@ -71,13 +80,23 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
     if append:
         settings = IndexSettings.load(solr)
     else:
-        settings = IndexSettings(signatures=signatures, bands=bands, rows=band_rows, lsh_shingles=lsh_shingles,
+        if bands is None and band_rows is None:
+            sample = sample_records(records, SAMPLE_RECORDS)
+            choice = banding_for([r.text for r in sample.records], sample.total, lsh_shingles)
+            bands, band_rows = choice.bands, choice.rows
+            say(f"bands: {bands} x {band_rows}, chosen from {len(sample.records)} of ~{sample.total} records: "
+                f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
+                f"{choice.catches:.2f} or more collide with probability 0.99"
+                + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
+        settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
+                                 rows=band_rows or IndexSettings.rows, lsh_shingles=lsh_shingles,
                                  reference=not lean)
     reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"))
     started = time.monotonic()
     if not append:
         solr.delete_all()
         settings.save(solr)
+        save_model(solr, None)
     with progress(None, "rec", quiet, "indexing") as bar:
         count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
@@ -88,7 +107,7 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
             for record in RecordReader(records):
                 for match in search.find(record.text, exclude=record.id):
-                    pair = ordered(record.id, match.id, match.distance, match.similarity)
+                    pair = ordered(record.id, match.id, match.distance, match.similarity, match.probability)
                     found.setdefault(pair.key, pair)
                 bar.update(1)
         if pairs_out is None:
@@ -106,8 +125,8 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
               help="The default: LSH band candidates, soft weighted-cosine verification.")
 @click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
 @click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
-              help="Smallest similarity reported (default mode).")
+@click.option("--threshold", type=click.FloatRange(0, 1),
+              help="A fixed smallest similarity instead of the fitted model's cut (default mode).")
 @click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
               help="Largest word edit distance reported (reference modes).")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
@@ -122,39 +141,67 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
            solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
-    Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus `<TAB>similarity`
-    in the default mode.
+    Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
+    `<TAB>similarity<TAB>probability` in the default mode.
 
     The default mode finds, for all records at once, those sharing an LSH
-    band key of the repaired text's character 3-grams (no blocking), and
-    keeps the pairs whose soft, rarity- and position-weighted cosine similarity
-    reaches THRESHOLD. The reference modes (--shingles, --minhash) ask Solr
-    for each record's best ROWS candidates with the same first word by
-    values shared, and keep those within MAX_DIST words.
+    band key of the repaired text's character 3-grams (no blocking), scores
+    each pair by a soft, rarity- and position-weighted cosine similarity,
+    and fits a two-class model (matches and non-matches) to the scores of
+    all candidates, without labels. It keeps the pairs whose probability of
+    being a match is at least 0.5 (or, with --threshold, whose similarity
+    reaches it), prints the cut and the estimated precision and recall, and
+    keeps the model with the index for `query` and in OUT with .model.json
+    (read by `evaluate` and `html`). The reference modes (--shingles,
+    --minhash) ask Solr for each record's best ROWS candidates with the same
+    first word by values shared, and keep those within MAX_DIST words.
 
     \b
     Examples:
       neardup report pairs.tsv
+      neardup report --threshold 0.6 pairs.tsv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
     started = time.monotonic()
     if mode == "lsh":
-        bar = progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands")
+        with progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands") as bar:
+            verified = lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
+        count = write_pairs(out, verified.pairs)
+        about = summary(verified.model, verified.cut, forced=threshold is not None)
+        with atomic_output(summary_path(out)) as handle:
+            json.dump(about, handle, indent=1)
+        save_model(solr, verified.model)
+        say(model_line(about))
     else:
-        bar = progress(solr.count(), "rec", quiet, f"searching ({mode})")
-    with bar:
-        found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
-                                threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
-        count = write_pairs(out, found)
+        with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
+            found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
+                                    max_bucket=max_bucket, progress=bar, warn=say)
+            count = write_pairs(out, found)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+
+
+def model_line(about: dict) -> str:
+    """One line on the match model of a report's summary."""
+    estimated = about["estimated"]
+    if about["forced"]:
+        how = f"fixed cut {about['cut']:.2f} (the model's: {_cut_text(about['model_cut'])})"
+    else:
+        how = f"cut {_cut_text(about['cut'])} (match probability >= 0.5)"
+    return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs among {about['candidates']} "
+            f"candidates; estimated precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
+
+
+def _cut_text(cut: float | None) -> str:
+    return "none: no match class in the data" if cut is None else f"{cut:.2f}"
 
 
 @click.command("query")
 @click.argument("text", required=False)
 @click.option("--id", "record_id", help="Look up the near duplicates of this indexed record instead of TEXT.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
-              help="Smallest similarity shown.")
+@click.option("--threshold", type=click.FloatRange(0, 1),
+              help="Smallest similarity shown [default: the cut of the model the last report fitted, "
+              f"else {DEFAULT_THRESHOLD}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
 @solr_connection
@@ -162,7 +209,8 @@ def query(text: str | None, record_id: str | None, threshold: float, limit: int,
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
     Each match shows its similarity (the default mode's soft weighted cosine), its
-    word edit distance, its id and its text. Exits 0 even when nothing
+    word edit distance, its id, its text and, once a report has fitted the
+    match model, its probability of being a match. Exits 0 even when nothing
     matches; the output then has no matches.
 
     \b
@@ -177,16 +225,20 @@ def query(text: str | None, record_id: str | None, threshold: float, limit: int,
         if not docs:
             raise NeardupError(f"no record with id {record_id!r} in {solr.url}")
         text = docs[0]["content"]
-    matches = OnlineSearch(solr, threshold).find(text, exclude=record_id)[:limit]
+    search = OnlineSearch(solr, threshold)
+    matches = search.find(text, exclude=record_id)[:limit]
     if as_json:
         click.echo(json.dumps({"query": {"id": record_id, "text": text},
-                               "matches": [asdict(m) | {"similarity": round(m.similarity, 4)} for m in matches]},
+                               "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}
+                                           | ({} if m.probability is None else {"probability": round(m.probability, 4)})
+                                           for m in matches]},
                               ensure_ascii=False))
         return
     for m in matches:
-        click.echo(f"{m.similarity:.4f}\t{m.distance}\t{m.id}\t{m.text}")
+        shown = "" if m.probability is None else f"\t{m.probability:.4f}"
+        click.echo(f"{m.similarity:.4f}\t{m.distance}\t{m.id}\t{m.text}{shown}")
     if not matches:
-        say(f"no record reaches similarity {threshold}")
+        say(f"no record reaches similarity {search.threshold:.2f}")
 
 
 @click.command("delete")
