@@ -261,7 +261,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
 
     def made(span: tuple[int, int]) -> list[Pair]:
         pairs = []
-        for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]].tolist()):
+        for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
             a, b = found.ids[found.left[i]], found.ids[found.right[i]]
             pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
         return pairs

@@ -94,12 +94,19 @@ def load_model(solr: Solr) -> MatchModel | None:
         return None
 
 
+def sample_agreements(texts: Sequence[str], lsh_shingles: str = "chars") -> np.ndarray:
+    """Pairs of ``texts`` by how many of ``SIGNATURE_VALUES`` LSH MinHash
+    values they share (see :func:`neardup_solr.bands.agreements`). Costs a
+    signature per text and a comparison of every pair (2000 texts: about a
+    second)."""
+    sampler = DocumentBuilder(IndexSettings(bands=1, rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
+    return agreements(sampler.lsh_signatures([repair(t) for t in texts]))
+
+
 def banding_for(texts: Sequence[str], records: int, lsh_shingles: str = "chars") -> Choice:
     """The LSH banding for ``records`` records like ``texts`` (a sample):
-    see :func:`neardup_solr.bands.choose`. Costs a signature per text and a
-    comparison of every pair of them (2000 texts: about a second)."""
-    sampler = DocumentBuilder(IndexSettings(bands=1, rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
-    return choose(agreements(sampler.lsh_signatures([repair(t) for t in texts])), records)
+    see :func:`neardup_solr.bands.choose`."""
+    return choose(sample_agreements(texts, lsh_shingles), records)
 
 
 class DocumentBuilder:

@@ -32,8 +32,13 @@ estimates a person needs without gold pairs:
   default banding they are about 1% of the true pairs).
 
 Whether there are matches at all is a test of the two-class fit against a
-single non-increasing class: a data set with no duplicates is described as
-well by ``u`` alone, and then nothing is kept.
+single class: a data set with no duplicates is described as well by one
+class alone, and then nothing is kept but copies: a pair in the top bin
+(similarity 0.99 or more: the same words, the same rarities, the same
+places) is a match whatever the fit, as the exact-copy fast path always
+made it. A data set too small to show two shapes (fewer than ``MIN_CANDIDATES``
+candidate pairs: a few dozen records) is not fitted at all: its pairs are
+cut at the fixed ``FALLBACK_CUT`` and carry no probability.
 """
 
 from __future__ import annotations
@@ -46,21 +51,27 @@ from pathlib import Path
 
 import numpy as np
 
+from .similarity import DEFAULT_THRESHOLD
+
 __all__ = ["BINS", "MatchModel", "fit", "histogram", "summary", "summary_path", "read_summary"]
 
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
 BINS = 100
-# EM starts from "pairs at 0.8 or more are matches": the fit is the same
-# from any start between 0.6 and 0.9 on every labeled set measured.
-START = 0.8
+# Fewer candidate pairs than this are too few to show two shapes: with nine,
+# EM splits them any way it likes. A hundred spread over 100 bins is the
+# least that gives each class a few occupied bins.
+MIN_CANDIDATES = 100
+# The cut for data sets too small to fit: the similarity the default mode
+# used before it was calibrated (``similarity.DEFAULT_THRESHOLD``).
+FALLBACK_CUT = DEFAULT_THRESHOLD
+# EM starts from "pairs at s or more are matches" for each of these s and
+# keeps the likeliest fit: matches may sit anywhere from a half to one.
+STARTS = (0.4, 0.6, 0.8)
 MAX_ROUNDS = 5000
-TOLERANCE = 1e-10
-# The two-class fit must explain the histogram better than one class by a
-# likelihood ratio that chance gives rarely: 2 * gain >= 13.8 is the 0.001
-# level of a chi-square with 2 degrees of freedom (the match share and the
-# match class's place), so a data set without duplicates reports none.
-MIN_GAIN = 6.9
+# Log-likelihood (nats) a round must still gain: a millionth of a nat moves
+# no bin's probability by a visible amount.
+TOLERANCE = 1e-6
 # A thousandth of a pair added to every bin of each class: a class is never
 # certain to be absent from a bin, so EM can move pairs between the classes
 # (with exact zeros the start would be a fixed point).
@@ -73,12 +84,11 @@ def histogram(similarities: np.ndarray) -> np.ndarray:
     return np.bincount(np.maximum(index, 0), minlength=BINS).astype(np.float64)
 
 
-def _monotone(weights: np.ndarray, increasing: bool) -> np.ndarray:
-    """The non-decreasing (or non-increasing) probability vector closest to
-    ``weights / weights.sum()``: pool adjacent violators."""
-    values = weights / weights.sum()
+def _isotonic(values: np.ndarray, increasing: bool) -> np.ndarray:
+    """The non-decreasing (or non-increasing) sequence closest to ``values``
+    in least squares: pool adjacent violators."""
     if not increasing:
-        values = values[::-1]
+        return _isotonic(values[::-1], True)[::-1]
     means: list[float] = []
     sizes: list[int] = []
     for value in values.tolist():
@@ -88,8 +98,22 @@ def _monotone(weights: np.ndarray, increasing: bool) -> np.ndarray:
             size = sizes[-2] + sizes[-1]
             means[-2:] = [(means[-2] * sizes[-2] + means[-1] * sizes[-1]) / size]
             sizes[-2:] = [size]
-    fitted = np.repeat(means, sizes)
-    return fitted if increasing else fitted[::-1]
+    return np.repeat(means, sizes)
+
+
+def _monotone(weights: np.ndarray, increasing: bool) -> np.ndarray:
+    """The non-decreasing (or non-increasing) probability vector closest to
+    ``weights / weights.sum()``."""
+    return _isotonic(weights / weights.sum(), increasing)
+
+
+def _unimodal(weights: np.ndarray) -> np.ndarray:
+    """The probability vector rising to the heaviest bin of ``weights`` and
+    falling after it, closest to ``weights / weights.sum()``."""
+    shares = weights / weights.sum()
+    mode = int(np.argmax(shares))
+    return np.concatenate([_isotonic(shares[: mode + 1], True), _isotonic(shares[mode + 1 :], False)]) \
+        if mode + 1 < BINS else _isotonic(shares, True)
 
 
 def _log_likelihood(counts: np.ndarray, density: np.ndarray) -> float:
@@ -113,36 +137,43 @@ class MatchModel:
     posterior: tuple[float, ...]
     rounds: int = 0
     gain: float = 0.0
+    fitted: bool = True
 
     @property
     def candidates(self) -> int:
         return int(round(sum(self.counts)))
 
     @property
-    def has_matches(self) -> bool:
-        return any(p >= 0.5 for p in self.posterior)
-
-    @property
     def cut(self) -> float:
         """The smallest similarity whose match probability is at least 1/2
-        (above 1 when no bin reaches it)."""
+        (above 1 when no bin reaches it); ``FALLBACK_CUT`` when not fitted."""
+        if not self.fitted:
+            return FALLBACK_CUT
         for k, p in enumerate(self.posterior):
             if p >= 0.5:
                 return k / BINS
         return math.inf
 
-    def probability(self, similarity: float) -> float:
-        """Probability that a pair of this similarity is a match."""
+    def probability(self, similarity: float) -> float | None:
+        """Probability that a pair of this similarity is a match (``None``
+        when the model was not fitted)."""
+        if not self.fitted:
+            return None
         k = min(max(int(similarity * BINS), 0), BINS - 1)
         return self.posterior[k]
 
-    def probabilities(self, similarities: np.ndarray) -> np.ndarray:
+    def probabilities(self, similarities: np.ndarray) -> list[float | None]:
+        if not self.fitted:
+            return [None] * len(similarities)
         index = np.clip((np.asarray(similarities, dtype=np.float64) * BINS).astype(np.int64), 0, BINS - 1)
-        return np.asarray(self.posterior)[index]
+        return np.asarray(self.posterior)[index].tolist()
 
-    def estimates(self, cut: float | None = None) -> dict[str, float]:
+    def estimates(self, cut: float | None = None) -> dict[str, float] | None:
         """Expected true pairs among the candidates, and the precision and
-        recall of keeping the pairs at or above ``cut`` (default: the model's)."""
+        recall of keeping the pairs at or above ``cut`` (default: the
+        model's); ``None`` when the model was not fitted."""
+        if not self.fitted:
+            return None
         cut = self.cut if cut is None else cut
         counts, posterior = np.asarray(self.counts), np.asarray(self.posterior)
         expected = counts * posterior
@@ -160,7 +191,7 @@ class MatchModel:
     def to_dict(self) -> dict:
         return {"prior": self.prior, "bins": BINS, "counts": list(self.counts), "match": list(self.match),
                 "nonmatch": list(self.nonmatch), "posterior": list(self.posterior), "rounds": self.rounds,
-                "gain": self.gain}
+                "gain": self.gain, "fitted": self.fitted}
 
     @classmethod
     def from_dict(cls, data: dict) -> MatchModel:
@@ -168,7 +199,8 @@ class MatchModel:
             raise ValueError(f"a model of {data.get('bins')} bins, this version reads {BINS}")
         return cls(prior=float(data["prior"]), counts=tuple(data["counts"]), match=tuple(data["match"]),
                    nonmatch=tuple(data["nonmatch"]), posterior=tuple(data["posterior"]),
-                   rounds=int(data.get("rounds", 0)), gain=float(data.get("gain", 0.0)))
+                   rounds=int(data.get("rounds", 0)), gain=float(data.get("gain", 0.0)),
+                   fitted=bool(data.get("fitted", True)))
 
 
 def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
@@ -188,36 +220,60 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
     if counts.shape != (BINS,):
         raise ValueError(f"need {BINS} bin counts, got {counts.shape}")
     total = counts.sum()
-    single = _monotone(counts + PSEUDO_COUNT, increasing=False) if total else np.full(BINS, 1.0 / BINS)
-    zeros = tuple([0.0] * BINS)
-    none = MatchModel(0.0, tuple(counts), zeros, tuple(single * total), zeros)
-    if total == 0:
-        return none
-    centers = (np.arange(BINS) + 0.5) / BINS
-    r = (centers >= START).astype(np.float64)
-    if not (counts * r).any():
-        return none
+    single = _unimodal(counts + PSEUDO_COUNT)
+    if total < MIN_CANDIDATES:
+        zeros = tuple([0.0] * BINS)
+        return MatchModel(0.0, tuple(counts), zeros, tuple(counts), zeros, fitted=False)
+
+    def only_copies(rounds: int = 0, gain: float = 0.0) -> MatchModel:
+        copies = counts * (np.arange(BINS) == BINS - 1)
+        return MatchModel(float(copies.sum() / total), tuple(counts), tuple(copies), tuple(single * total),
+                          tuple(float(k == BINS - 1) for k in range(BINS)), rounds, gain)
+
+    best = None
+    for start in STARTS:
+        found = _em(counts, (np.arange(BINS) >= int(start * BINS)).astype(np.float64))
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    if best is None:
+        return only_copies()
+    likelihood, prior, m, u, r, rounds = best
+    gain = likelihood - _log_likelihood(counts, single)
+    # A second class must pay for itself as the Bayesian information
+    # criterion asks: half ln(n) of log-likelihood for each of its two more
+    # free values (its share and its place). A data set without duplicates
+    # is one unimodal class, with nothing to gain.
+    if gain < math.log(total):
+        return only_copies(rounds, gain)
+    # The likelihood ratio m/u is taken to rise with similarity: past the
+    # match class's mode both classes fall, and a bin's probability is never
+    # below that of a less similar bin.
+    posterior = np.maximum.accumulate(r)
+    posterior[-1] = 1.0
+    return MatchModel(prior, tuple(counts), tuple(m * prior * total), tuple(u * (1 - prior) * total),
+                      tuple(posterior.tolist()), rounds, gain)
+
+
+def _em(counts: np.ndarray, r: np.ndarray) -> tuple | None:
+    """EM from the match probabilities ``r`` per bin: (log-likelihood, prior,
+    m, u, r, rounds), or ``None`` when a class empties. Stops when a round
+    gains less than ``TOLERANCE`` in log-likelihood."""
+    total = counts.sum()
+    likelihood = -math.inf
     rounds = 0
     for rounds in range(1, MAX_ROUNDS + 1):
         prior = float((counts * r).sum() / total)
-        if prior <= 0.0 or prior >= 1.0:
-            break
-        m = _monotone(counts * r + PSEUDO_COUNT, increasing=True)
-        u = _monotone(counts * (1.0 - r) + PSEUDO_COUNT, increasing=False)
+        if not 0.0 < prior < 1.0:
+            return None
+        m = _unimodal(counts * r + PSEUDO_COUNT)
+        u = _unimodal(counts * (1.0 - r) + PSEUDO_COUNT)
         joint_m, joint_u = prior * m, (1.0 - prior) * u
-        fresh = np.divide(joint_m, joint_m + joint_u, out=np.zeros(BINS), where=(joint_m + joint_u) > 0)
-        done = np.abs(fresh - r).max() < TOLERANCE
-        r = fresh
-        if done:
+        mixture = joint_m + joint_u
+        r = joint_m / mixture
+        before, likelihood = likelihood, _log_likelihood(counts, mixture)
+        if likelihood - before < TOLERANCE:
             break
-    prior = float((counts * r).sum() / total)
-    m = _monotone(counts * r + PSEUDO_COUNT, increasing=True)
-    u = _monotone(counts * (1.0 - r) + PSEUDO_COUNT, increasing=False)
-    gain = _log_likelihood(counts, prior * m + (1.0 - prior) * u) - _log_likelihood(counts, single)
-    if gain < MIN_GAIN:
-        return MatchModel(0.0, tuple(counts), zeros, tuple(single * total), zeros, rounds, gain)
-    return MatchModel(prior, tuple(counts), tuple(m * prior * total), tuple(u * (1 - prior) * total),
-                      tuple(r), rounds, gain)
+    return likelihood, prior, m, u, r, rounds
 
 
 def summary_path(pairs_path: Path | str) -> Path:
@@ -234,6 +290,7 @@ def summary(model: MatchModel, cut: float, forced: bool) -> dict:
         "model_cut": model.cut if math.isfinite(model.cut) else None,
         "forced": forced,
         "candidates": model.candidates,
+        "fitted": model.fitted,
         "estimated": model.estimates(cut),
         "model": model.to_dict(),
     }

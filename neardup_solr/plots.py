@@ -14,10 +14,21 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from .bands import Banding, collision_probability  # noqa: E402
 
 
-def s_curve(path: Path, banding: Banding, low: float, high: float) -> Path:
-    """Probability of becoming a candidate against Jaccard similarity."""
+def s_curve(path: Path, banding: Banding, low: float, high: float, agreeing: np.ndarray | None = None) -> Path:
+    """Probability of becoming a candidate against Jaccard similarity; with
+    ``agreeing`` (random pairs of the data by MinHash values shared), their
+    similarities as a histogram behind the curve."""
     s = np.linspace(0.0, 1.0, 401)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    if agreeing is not None and agreeing.sum():
+        values = len(agreeing) - 1
+        data = ax.twinx()
+        data.bar(np.arange(values + 1) / values, agreeing, width=1.0 / values, color="tab:orange", alpha=0.5,
+                 label=f"random pairs of the data ({int(agreeing.sum())})")
+        data.set(yscale="symlog", ylabel="random pairs of the data")
+        data.legend(loc="upper left", fontsize="small")
+        ax.set_zorder(data.get_zorder() + 1)  # the curve in front of the bars
+        ax.patch.set_visible(False)
     ax.plot(s, [collision_probability(x, banding.bands, banding.rows) for x in s],
             label=f"b={banding.bands} bands x r={banding.rows} rows")
     for x, p, name in ((low, banding.p_low, "low"), (high, banding.p_high, "high")):
@@ -43,6 +54,30 @@ def similarity_histogram(path: Path, true_values: list[float], false_values: lis
     ax.set(xlabel=label, ylabel="pairs", title="Reported pairs")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def model_histogram(path: Path, about: dict) -> Path:
+    """All candidate pairs by similarity (log scale), the two classes the
+    match model fitted to them, and its cut: why the cut is where it is."""
+    model = about["model"]
+    bins = model["bins"]
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    ax.bar(centres, model["counts"], width=1.0 / bins, color="lightgrey", label=f"candidates ({about['candidates']})")
+    ax.plot(centres, model["nonmatch"], color="tab:red", label="fitted non-matches")
+    ax.plot(centres, model["match"], color="tab:green", label="fitted matches")
+    if about.get("cut") is not None:
+        ax.axvline(about["cut"], color="black", linestyle="--",
+                   label=f"{'fixed cut' if about.get('forced') else 'cut (probability 0.5)'} {about['cut']:.2f}")
+    estimated = about["estimated"]
+    ax.set(xlabel="similarity", ylabel="pairs", xlim=(0, 1), yscale="symlog",
+           title=f"Match model: est. precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
+    ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -51,10 +51,15 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = N
     )
 
 
+# Each node's Solr home, by port: cores get configsets of their own there.
+_homes: dict[int, Path] = {}
+
+
 @pytest.fixture(scope="session")
 def solr_node(tmp_path_factory) -> server.Node:
     data_dir = tmp_path_factory.mktemp("solr")
     node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    _homes[node.port] = data_dir / "home"
     yield node
     server.stop(data_dir)
 
@@ -63,8 +68,11 @@ _cores = itertools.count()
 
 
 def create_core(node: server.Node) -> Solr:
+    """A core with a configset of its own: index settings and the match
+    model live in the configset's overlay, which cores sharing one would share."""
     name = f"t{os.getpid()}_{next(_cores)}"
-    answer = requests.get(f"{node.base_url}/admin/cores", params={"action": "CREATE", "name": name, "configSet": "neardup"})
+    shutil.copytree(ROOT / "solr_config" / "conf", _homes[node.port] / "configsets" / name / "conf")
+    answer = requests.get(f"{node.base_url}/admin/cores", params={"action": "CREATE", "name": name, "configSet": name})
     assert answer.status_code == 200, answer.text
     return Solr(f"{node.base_url}/{name}")
 

@@ -25,7 +25,7 @@ def restaurants(solr_node, restaurants_dir, tmp_path_factory):
 
 
 def test_query_a_new_text_finds_both_listings_first(restaurants):
-    core, _ = restaurants
+    core, work = restaurants
     done = run_cli("query", "Art's Deli 12224 Ventura Blvd. Studio City", "--solr-url", core.url)
     assert done.returncode == 0, done.stderr
     rows = [line.split("\t") for line in done.stdout.splitlines()]
@@ -33,7 +33,11 @@ def test_query_a_new_text_finds_both_listings_first(restaurants):
     assert rows[0][2] == "536" and float(rows[0][0]) == 1.0 and rows[0][1] == "0"  # the same text
     assert rows[1][3] == "Art's Delicatessen 12224 Ventura Blvd. Studio City"
     similarities = [float(r[0]) for r in rows]
-    assert similarities == sorted(similarities, reverse=True) and min(similarities) >= 0.7
+    # The report fitted a model and kept it with the index: its cut keeps the
+    # matches, each shown with its probability.
+    cut = json.loads((work / "pairs.model.json").read_text())["cut"]
+    assert similarities == sorted(similarities, reverse=True) and min(similarities) >= cut
+    assert all(len(r) == 5 and float(r[4]) >= 0.5 for r in rows)
 
 
 def test_a_long_lived_search_asks_only_for_words_it_has_not_seen_and_answers_the_same(restaurants):
@@ -62,7 +66,7 @@ def test_query_an_indexed_record_as_json(restaurants):
     assert answer["query"] == {"id": "3", "text": "Art's Delicatessen 12224 Ventura Blvd. Studio City"}
     assert [m["id"] for m in answer["matches"]][:1] == ["536"]
     assert all(m["id"] != "3" for m in answer["matches"])
-    assert set(answer["matches"][0]) == {"id", "similarity", "distance", "text"}
+    assert set(answer["matches"][0]) == {"id", "similarity", "distance", "text", "probability"}
 
 
 def test_query_needs_text_or_id_and_says_when_the_id_is_unknown(restaurants):
@@ -150,7 +154,10 @@ def test_html_report_of_the_restaurants_in_a_real_browser(restaurants, restauran
     headings = page.locator("section.cluster h2").all_inner_texts()
     assert len(headings) == len(set(headings)) and headings[0].startswith("Cluster 1 ")
     assert "Art's Delicatessen 12224 Ventura Blvd. Studio City" in page.inner_text("body")
-    assert page.locator("img").evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth > 0)") == [True]
+    body = page.inner_text("body").lower()
+    assert "estimated precision" in body and "estimated recall" in body
+    # The evaluation's histogram and the match model's.
+    assert page.locator("img").evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth > 0)") == [True, True]
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "restaurants-report.png"), full_page=True, clip={"x": 0, "y": 0, "width": 1100,
                                                                           "height": 1400})

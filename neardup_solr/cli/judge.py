@@ -11,8 +11,11 @@ from .. import bands, plots
 from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
 from ..evaluate import missed, read_gold, score, values_by_truth
 from ..html_report import render, write_report
+from ..model import read_summary
 from ..pairs import read_pairs
-from ..records import RecordReader
+from ..bands import SAMPLE_RECORDS, choose
+from ..documents import sample_agreements
+from ..records import RecordReader, sample_records
 from ..solr import Solr
 from .common import say, solr_connection
 
@@ -31,22 +34,39 @@ def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_mis
              records: Path | None) -> None:
     """Score a pair file against true pairs; the last line holds the numbers.
 
+    When the report left its match model beside PAIRS (PAIRS with
+    .model.json), the model's estimated precision and recall are printed
+    beside the measured ones, and its histogram is saved too (.model.png).
+
     \b
     Example:
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
     """
     found, truth = read_pairs(pairs), read_gold(gold)
+    about = read_summary(pairs)
     if not no_plot:
         true_values, false_values, label = values_by_truth(found, truth)
         path = plots.similarity_histogram(plot or pairs.with_suffix(".png"), true_values, false_values, label)
         say(f"saved the histogram of {label} to {path}")
+        if about is not None and about["estimated"] is not None:
+            say(f"saved the match model's histogram to {plots.model_histogram(model_plot_path(pairs), about)}")
     if show_missed:
         texts = {r.id: r.text for r in RecordReader(records)} if records else {}
         for a, b in missed(found, truth):
             shown = f"\t{texts[a]}\t{texts[b]}" if a in texts and b in texts else ""
             click.echo(f"missed\t{a}\t{b}{shown}")
-    click.echo(score(found, truth).line())
+    measured = score(found, truth)
+    if about is not None and about["estimated"] is not None:
+        estimated = about["estimated"]
+        click.echo(f"estimated precision={estimated['precision']:.3f} recall={estimated['recall']:.3f} "
+                   f"true={estimated['true_pairs']:.0f}  measured precision={measured.precision:.3f} "
+                   f"recall={measured.recall:.3f} true={measured.true}")
+    click.echo(measured.line())
+
+
+def model_plot_path(pairs: Path) -> Path:
+    return pairs.with_suffix(".model.png")
 
 
 @click.command("tune")
@@ -62,7 +82,11 @@ def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_mis
               help="Allowed chance of a pair at LOW becoming a candidate.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=Path("s-curve.png"),
               show_default=True, help="Where to save the S-curve.")
-def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, plot: Path) -> None:
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="An `ID TEXT` file: show the banding `index` would choose for it, and its random pairs' "
+              "similarities on the S-curve.")
+def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, plot: Path,
+         records: Path | None) -> None:
     """Choose LSH bands x rows from two similarity targets.
 
     Solves 1-(1-s^r)^b directly: for each r, the fewest bands b catching
@@ -70,9 +94,16 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
     probability <= FALSE_HIT. Prints the table and the choice, and saves
     the S-curve.
 
+    With --records, a sample of the file's records gives the similarity of
+    random pairs, and the command prints the banding `neardup index` would
+    choose for the file (the lowest similarity caught with probability 0.99
+    while a record expects at most 50 chance candidates) and draws that
+    banding's curve over the random pairs' similarities.
+
     \b
-    Example:
+    Examples:
       neardup tune --low 0.05 --high 0.5 --hashes 128
+      neardup tune --records data/addresses.txt
     """
     if low >= high:
         raise click.BadParameter("--low must be below --high")
@@ -90,7 +121,17 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
         click.echo(f"no bands x rows within {hashes} hashes meets both targets; closest: --bands {c.bands} "
                    f"--band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
                    f"meeting both needs {tuning.hashes_needed} hashes")
-    say(f"saved the S-curve to {plots.s_curve(plot, c, low, high)}")
+    agreeing = None
+    if records is not None:
+        sample = sample_records(records, SAMPLE_RECORDS)
+        agreeing = sample_agreements([r.text for r in sample.records])
+        data = choose(agreeing, sample.total)
+        c = bands.Banding(data.bands, data.rows, bands.collision_probability(low, data.bands, data.rows),
+                          bands.collision_probability(high, data.bands, data.rows))
+        click.echo(f"from the data ({len(sample.records)} of ~{sample.total} records): --bands {data.bands} "
+                   f"--band-rows {data.rows}: ~{data.expected:.1f} candidates per record by chance; pairs of "
+                   f"similarity {data.catches:.2f} or more collide with probability 0.99")
+    say(f"saved the S-curve to {plots.s_curve(plot, c, low, high, agreeing)}")
 
 
 @click.command("clusters")
@@ -142,8 +183,18 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
         connection = solr()
         texts = connection.texts(sorted(wanted))
         total = connection.count()
-    shown = images or (pairs.with_suffix(".png"), pairs.parent / "s-curve.png")
+    about = read_summary(pairs)
+    summary: dict = {} if total is None else {"records": total}
+    if about is not None and about["estimated"] is not None:
+        estimated = about["estimated"]
+        summary |= {"cut": "none" if about["cut"] is None else f"{about['cut']:.2f}",
+                    "estimated precision": f"{estimated['precision']:.3f}",
+                    "estimated recall": f"{estimated['recall']:.3f}",
+                    "candidates": about["candidates"]}
+        if not images:
+            plots.model_histogram(model_plot_path(pairs), about)
+    shown = images or (pairs.with_suffix(".png"), model_plot_path(pairs), pairs.parent / "s-curve.png")
     page = render(groups, texts, found, title=title, images=[p for p in shown if p.is_file()],
-                  summary={"records": total} if total is not None else None)
+                  summary=summary or None)
     write_report(out, page)
     say(f"wrote {out} ({len(groups)} clusters)")

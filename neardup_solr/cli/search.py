@@ -184,6 +184,9 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
 def model_line(about: dict) -> str:
     """One line on the match model of a report's summary."""
     estimated = about["estimated"]
+    if estimated is None:
+        return (f"model: {about['candidates']} candidate pairs are too few to fit; "
+                f"fixed cut {about['cut']:.2f}, no probabilities")
     if about["forced"]:
         how = f"fixed cut {about['cut']:.2f} (the model's: {_cut_text(about['model_cut'])})"
     else:

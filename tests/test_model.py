@@ -1,0 +1,123 @@
+"""The match model, against distributions whose answer is known in closed form."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr.model import BINS, FALLBACK_CUT, MatchModel, _monotone, fit, histogram
+
+
+def isotonic_reference(values: list[float]) -> list[float]:
+    """Least-squares non-decreasing fit by the min-max formula
+    f_i = max_{j<=i} min_{k>=i} mean(values[j..k]): slow, and obviously right."""
+    n = len(values)
+    return [max(min(sum(values[j:k + 1]) / (k + 1 - j) for k in range(i, n)) for j in range(i + 1))
+            for i in range(n)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=30).filter(lambda v: sum(v) > 0),
+       st.booleans())
+def test_monotone_fit_is_the_isotonic_regression(counts, increasing):
+    weights = np.array(counts, dtype=float)
+    shares = (weights / weights.sum()).tolist()
+    expected = isotonic_reference(shares if increasing else shares[::-1])
+    if not increasing:
+        expected = expected[::-1]
+    assert _monotone(weights, increasing) == pytest.approx(expected, abs=1e-12)
+
+
+def beta_pdf(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    return x ** (a - 1) * (1 - x) ** (b - 1) / math.exp(math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+
+
+@pytest.mark.parametrize("non_match, match, within, estimates_within", [
+    # Classes that overlap little: the cut is found to within two bins, the
+    # estimates to within the 0.05 the labeled sets are held to.
+    ((1.5, 8.0), (14.0, 2.0), 0.02, 0.05),
+    # A long tail of matches into the non-matches: where both classes are
+    # thin, the histogram alone places the cut less well (the F1 check below
+    # bounds the cost) and gives the tail to the non-matches, so the
+    # precision is underestimated by up to 0.06.
+    ((1.0, 6.0), (9.0, 1.5), 0.06, 0.06),
+])
+def test_recovers_the_cut_of_two_known_distributions(non_match, match, within, estimates_within):
+    share, (au, bu), (am, bm) = 0.04, non_match, match
+    rng = np.random.default_rng(7)
+    n = 200_000
+    is_match = rng.random(n) < share
+    scores = np.where(is_match, rng.beta(am, bm, n), rng.beta(au, bu, n))
+    # The true cut: where share * f_m(s) = (1 - share) * f_u(s), found on a fine grid.
+    grid = np.linspace(0.001, 0.999, 99_801)
+    true_cut = grid[np.argmax(share * beta_pdf(grid, am, bm) >= (1 - share) * beta_pdf(grid, au, bu))]
+    model = fit(histogram(scores))
+    assert model.cut == pytest.approx(true_cut, abs=within)
+    assert model.prior == pytest.approx(share, abs=0.01)
+    kept = scores >= model.cut
+    estimated = model.estimates()
+    assert estimated["precision"] == pytest.approx(is_match[kept].mean(), abs=estimates_within)
+    assert estimated["recall"] == pytest.approx(is_match[kept].sum() / is_match.sum(), abs=estimates_within)
+    assert estimated["true_pairs"] == pytest.approx(is_match.sum(), rel=2 * estimates_within)
+
+    def f1(cut: float) -> float:
+        kept = scores >= cut
+        hits = (is_match & kept).sum()
+        return 2 * hits / (kept.sum() + is_match.sum())
+
+    # Wherever the cut lands, little is lost against the best cut there is
+    # (0.014 of F1 where the classes overlap).
+    assert f1(model.cut) >= max(f1(c) for c in np.linspace(0.3, 0.95, 66)) - 0.02
+
+
+@pytest.mark.parametrize("centre, highest_non_match", [(0.5, 0.38), (0.9, 0.78)])
+def test_duplicates_near_one_similarity_get_a_cut_between_the_classes(centre, highest_non_match):
+    rng = np.random.default_rng(11)
+    # Non-matches fall off from 0 to their highest value; duplicates sit close to the centre.
+    non_matches = highest_non_match * rng.beta(1.0, 3.0, 50_000)
+    duplicates = np.clip(rng.normal(centre, 0.02, 800), 0, 1)
+    model = fit(histogram(np.concatenate([non_matches, duplicates])))
+    assert non_matches.max() < model.cut <= duplicates.min() + 1.0 / BINS
+    assert model.estimates()["true_pairs"] == pytest.approx(len(duplicates), rel=0.05)
+
+
+def test_no_duplicates_no_match_class():
+    rng = np.random.default_rng(3)
+    scores = rng.beta(1.0, 5.0, 30_000)
+    assert scores.max() < 0.99
+    model = fit(histogram(scores))
+    assert model.cut == 0.99  # only copies would be kept, and there are none
+    assert model.estimates()["true_pairs"] == 0.0
+    assert set(model.probabilities(scores)) == {0.0}
+
+
+def test_too_few_candidates_are_not_fitted():
+    model = fit(histogram(np.array([1.0] * 7 + [0.2, 0.31])))
+    assert not model.fitted and model.cut == FALLBACK_CUT
+    assert model.probability(1.0) is None and model.estimates() is None
+
+
+def test_copies_are_matches_where_no_second_class_is_found():
+    rng = np.random.default_rng(4)
+    model = fit(histogram(np.concatenate([rng.beta(1.0, 5.0, 5000), [1.0] * 3])))
+    assert model.cut == 0.99 and model.probability(1.0) == 1.0 and model.probability(0.5) == 0.0
+    assert model.estimates()["true_pairs"] == 3.0
+
+
+def test_the_probability_never_falls_as_similarity_rises():
+    rng = np.random.default_rng(5)
+    scores = np.concatenate([rng.beta(1.2, 4.0, 20_000), rng.beta(6.0, 2.0, 2_000), rng.uniform(0, 1, 500)])
+    posterior = np.asarray(fit(histogram(scores)).posterior)
+    assert (np.diff(posterior) >= -1e-12).all()
+
+
+def test_a_model_survives_its_dictionary():
+    rng = np.random.default_rng(9)
+    model = fit(histogram(np.concatenate([rng.beta(1, 6, 5000), rng.beta(9, 1.5, 300)])))
+    again = MatchModel.from_dict(model.to_dict())
+    assert again == model
+    assert again.probability(0.99) == model.posterior[-1]
