@@ -14,6 +14,13 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from .bands import Banding, collision_probability  # noqa: E402
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def s_curve(path: Path, banding: Banding, low: float, high: float, agreeing: np.ndarray | None = None) -> Path:
     """Probability of becoming a candidate against Jaccard similarity; with
     ``agreeing`` (random pairs of the data by MinHash values shared), their
@@ -37,10 +44,7 @@ def s_curve(path: Path, banding: Banding, low: float, high: float, agreeing: np.
     ax.set(xlabel="Jaccard similarity s", ylabel="P(candidate) = 1-(1-s^r)^b", xlim=(0, 1), ylim=(0, 1.02),
            title=f"LSH S-curve (steepest near s={banding.threshold:.2f})")
     ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def similarity_histogram(path: Path, true_values: list[float], false_values: list[float], label: str) -> Path:
@@ -54,10 +58,7 @@ def similarity_histogram(path: Path, true_values: list[float], false_values: lis
     ax.set(xlabel=label, ylabel="pairs", title="Reported pairs")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def model_histogram(path: Path, about: dict) -> Path:
@@ -78,7 +79,4 @@ def model_histogram(path: Path, about: dict) -> Path:
     ax.set(xlabel="similarity", ylabel="pairs", xlim=(0, 1), yscale="symlog",
            title=f"Match model: est. precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

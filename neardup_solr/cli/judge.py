@@ -1,4 +1,8 @@
-"""Judging results: scores against true pairs, LSH tuning, clusters, the HTML report."""
+"""Judging results: scores against true pairs, LSH tuning, clusters, the HTML report.
+
+matplotlib (``plots``) is imported by the commands that draw, when they
+draw: importing it costs every other command a second or more of start-up.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .. import bands, plots
+from .. import bands
 from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
 from ..evaluate import missed, read_gold, score, values_by_truth
 from ..html_report import render, write_report
@@ -43,6 +47,8 @@ def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_mis
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
     """
+    from .. import plots
+
     found, truth = read_pairs(pairs), read_gold(gold)
     about = read_summary(pairs)
     if not no_plot:
@@ -105,6 +111,8 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
       neardup tune --low 0.05 --high 0.5 --hashes 128
       neardup tune --records data/addresses.txt
     """
+    from .. import plots
+
     if low >= high:
         raise click.BadParameter("--low must be below --high")
     tuning = bands.tune(low, high, hashes, miss=miss, false_hit=false_hit)
@@ -173,6 +181,8 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
       neardup html pairs.tsv -o report.html
       neardup html pairs.tsv -o report.html --records data/addresses.txt
     """
+    from .. import plots
+
     found = read_pairs(pairs)
     groups = cluster_pairs(found)
     wanted = {member for cluster in groups for member in cluster.members}
