@@ -6,23 +6,32 @@ are a mixture of two classes, matches M and non-matches U::
     f(s) = lam * m(s) + (1 - lam) * u(s)
 
 with ``lam`` the share of matches. Neither class is given a parametric shape
-(a beta or a normal fits neither: exact copies pile up at 1, and the
-non-matches' tail is what decides the cut). The one assumption is the one
-every similarity makes: **a higher similarity never makes a match less
-likely**, so ``m`` is non-decreasing and ``u`` non-increasing in s. This is
-the constrained EM of the record-linkage literature (Winkler) with a shape
-constraint instead of bounds, on a histogram of ``BINS`` equal bins:
+(a beta or a normal fits neither: exact copies pile up at 1, and unrelated
+records pile up in several humps wherever their shared words put them).
+The assumptions are few and stated:
+
+- the bulk of the non-matches (the lower ``BULK`` = 90% of them) may have
+  any shape; above it, where the matches begin, they only fall off;
+- matches are a minority of the candidates (under a tenth: the banding that
+  ``index`` chooses gives a record up to 50 chance candidates, and a record
+  has far fewer duplicates), rise to one peak and fall after it, and are
+  absent from the non-matches' bulk, where no split could be told apart;
+- a higher similarity never makes a match less likely.
+
+This is the constrained EM of the record-linkage literature (Winkler) with
+shape constraints instead of bounds, on a histogram of ``BINS`` equal bins:
 
 - E-step: each bin's probability of holding matches,
   ``r_k = lam m_k / (lam m_k + (1 - lam) u_k)``;
 - M-step: ``lam = sum c_k r_k / sum c_k``; ``m`` and ``u`` are the
-  candidates' weighted histograms projected on the monotone densities by
-  isotonic regression (pool adjacent violators), which is their maximum
-  likelihood estimate under the constraint (Grenander).
+  candidates' weighted histograms projected on those shapes by isotonic
+  regression (pool adjacent violators), their maximum likelihood estimate
+  under the constraints (Grenander), from several starts, the likeliest
+  kept.
 
-The likelihood ratio m/u is then non-decreasing in s, so the posterior
-``r`` is too, and the pairs with probability at least 1/2 are exactly those
-at or above one similarity, the **cut**. With the classes come the
+The posterior is made non-decreasing in s (its running maximum), so the
+pairs with probability at least 1/2 are exactly those at or above one
+similarity, the **cut**. With the classes come the
 estimates a person needs without gold pairs:
 
 - true pairs among the candidates: ``sum c_k r_k``;
@@ -65,6 +74,11 @@ MIN_CANDIDATES = 100
 # The cut for data sets too small to fit: the similarity the default mode
 # used before it was calibrated (``similarity.DEFAULT_THRESHOLD``).
 FALLBACK_CUT = DEFAULT_THRESHOLD
+# The share of the non-matches whose similarities may take any shape:
+# unrelated records pile up wherever their shared words put them (several
+# humps, in every labeled set measured). Only their top tenth, where the
+# matches begin, is required to fall off.
+BULK = 0.9
 # EM starts from "pairs at s or more are matches" for each of these s and
 # keeps the likeliest fit: matches may sit anywhere from a half to one.
 STARTS = (0.4, 0.6, 0.8)
@@ -105,6 +119,19 @@ def _monotone(weights: np.ndarray, increasing: bool) -> np.ndarray:
     """The non-decreasing (or non-increasing) probability vector closest to
     ``weights / weights.sum()``."""
     return _isotonic(weights / weights.sum(), increasing)
+
+
+def _tail_start(weights: np.ndarray) -> int:
+    """The bin holding the ``BULK`` quantile of ``weights``."""
+    return int(np.searchsorted(np.cumsum(weights / weights.sum()), BULK))
+
+
+def _falling_tail(weights: np.ndarray) -> np.ndarray:
+    """The probability vector closest to ``weights / weights.sum()`` that is
+    free below its ``BULK`` quantile and non-increasing from there on."""
+    shares = weights / weights.sum()
+    start = _tail_start(weights)
+    return np.concatenate([shares[:start], _isotonic(shares[start:], False)])
 
 
 def _unimodal(weights: np.ndarray) -> np.ndarray:
@@ -220,7 +247,7 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
     if counts.shape != (BINS,):
         raise ValueError(f"need {BINS} bin counts, got {counts.shape}")
     total = counts.sum()
-    single = _unimodal(counts + PSEUDO_COUNT)
+    single = _falling_tail(counts + PSEUDO_COUNT)
     if total < MIN_CANDIDATES:
         zeros = tuple([0.0] * BINS)
         return MatchModel(0.0, tuple(counts), zeros, tuple(counts), zeros, fitted=False)
@@ -254,6 +281,17 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
                       tuple(posterior.tolist()), rounds, gain)
 
 
+def _classes(counts: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The M-step's shapes: non-matches free in their bulk and falling in
+    their tail; matches unimodal, and absent from the non-matches' bulk,
+    where any split between the classes would fit the counts equally well."""
+    weights = counts * (1.0 - r) + PSEUDO_COUNT
+    u = _falling_tail(weights)
+    m = counts * r + PSEUDO_COUNT
+    m[: _tail_start(weights)] = 0.0
+    return _unimodal(m), u
+
+
 def _em(counts: np.ndarray, r: np.ndarray) -> tuple | None:
     """EM from the match probabilities ``r`` per bin: (log-likelihood, prior,
     m, u, r, rounds), or ``None`` when a class empties. Stops when a round
@@ -265,8 +303,7 @@ def _em(counts: np.ndarray, r: np.ndarray) -> tuple | None:
         prior = float((counts * r).sum() / total)
         if not 0.0 < prior < 1.0:
             return None
-        m = _unimodal(counts * r + PSEUDO_COUNT)
-        u = _unimodal(counts * (1.0 - r) + PSEUDO_COUNT)
+        m, u = _classes(counts, r)
         joint_m, joint_u = prior * m, (1.0 - prior) * u
         mixture = joint_m + joint_u
         r = joint_m / mixture
