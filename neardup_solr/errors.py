@@ -37,3 +37,14 @@ class SolrFailure(NeardupError):
     """Solr answered, but with an error."""
 
     exit_code = 5
+
+
+class MissingField(InputError):
+    """A table's header (or a layout) lacks a field it must have: the id
+    (``role`` "id") or a named text field (``role`` "text"). No record of
+    the file can be read."""
+
+    def __init__(self, message: str, field: str, role: str):
+        super().__init__(message)
+        self.field = field
+        self.role = role

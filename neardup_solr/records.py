@@ -1,32 +1,69 @@
-"""Reading ``ID TEXT`` record files without losing a valid record.
+"""Reading records without losing a valid one.
 
-A line is one record: an id, one space or tab, the text. Lines that cannot be
-records are reported with file and line number and skipped; the records
-around them are kept. What counts as bad, with the reason each gets:
+Three formats (:mod:`sources` finds and opens the file, gzip or not, or
+standard input):
 
-- an empty line, a line starting with white space (no id), a line without
-  text, an id the id rule rejects;
+- ``ID TEXT`` lines: an id, one space or tab, the text;
+- CSV or TSV with a header row naming the columns: the id column and the
+  text columns, joined with a space (quoted fields may hold the delimiter,
+  quotes and line breaks; a line break inside a field becomes a space);
+- JSON Lines, one object a line: the id field (a string or a whole number)
+  and the text fields (strings and numbers; a missing or null one is empty).
+
+A UTF-8 byte-order mark at the start and CRLF line ends are fine in each.
+Entries that cannot be records are reported with the file and the line
+(the row for CSV and TSV, counted as a spreadsheet counts them: the header
+is row 1) and skipped; the records around them are kept. What counts as
+bad, with the reason each gets:
+
+- an empty line or row, a line starting with white space (no id), an empty
+  id, no text, an id the id rule rejects;
 - an id seen before in the same file (the first one is kept);
 - bytes that are not UTF-8; NUL or other control characters (tab is fine);
-- a line longer than ``max_line_bytes``;
-- text with nothing left after normalization (only punctuation).
+- a line or row longer than ``max_line_bytes``;
+- text with nothing left after normalization (only punctuation);
+- CSV and TSV: a row with more or fewer fields than the header, a quote
+  that does not close;
+- JSON Lines: a line that does not parse, is not an object, lacks the id
+  field, or holds a list or object in a text field.
+
+A header without the id column or a named text column makes no record
+readable: :class:`~neardup_solr.errors.MissingField`, before any record.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import random
 import re
-from collections.abc import Callable, Iterator
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
 
-from .errors import InputError
+from .errors import InputError, MissingField
+from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, open_bytes
 from .text import is_blank
 
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Inside a CSV or JSON field, line breaks are white space like tab.
+_FIELD_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
+# Bytes that were not UTF-8 (decoded with surrogateescape), or a lone
+# surrogate written as a JSON escape: neither can be sent on as text.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_BOM = "\ufeff"
 MAX_LINE_BYTES = 1 << 20
+# Bytes of ID TEXT or JSON Lines read at a time: a line up to the limit fits
+# one block, and a block's lines cost a few MB at most.
+READ_BLOCK = 1 << 20
+TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
 
 
 @dataclass(frozen=True)
@@ -37,12 +74,19 @@ class Record:
 
 @dataclass(frozen=True)
 class BadLine:
+    """An entry that is no record: ``line`` is the line it starts on; for
+    CSV and TSV ``row`` is its row (the header is row 1)."""
+
     path: str
     line: int
     reason: str
+    row: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
+        if self.row is None:
+            return f"{self.path}:{self.line}: {self.reason}"
+        where = f"row {self.row}" + (f" (line {self.line})" if self.line != self.row else "")
+        return f"{self.path}:{where}: {self.reason}"
 
 
 def id_key(record_id: str) -> tuple[int, int, str]:
@@ -50,52 +94,201 @@ def id_key(record_id: str) -> tuple[int, int, str]:
     return (0, int(record_id), record_id) if record_id.isdigit() else (1, 0, record_id)
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """What a format made of one line or row: an id and text, or the reason
+    it is no record."""
+
+    line: int
+    row: int | None = None
+    id: str = ""
+    text: str = ""
+    reason: str = ""
+
+
+class SeenIds:
+    """Where each id of a file was first seen.
+
+    The first ``IN_MEMORY`` ids are kept in a dict; past that, all move to a
+    temporary SQLite table on disk (SQLite keeps a 2 MB page cache), so a
+    file of any length is read in bounded memory.
+    """
+
+    # About 120 MB of dict, id strings and line numbers; a lookup in the
+    # table past it costs about 11 us, a tenth of what indexing a record does.
+    IN_MEMORY = 1_000_000
+
+    def __init__(self) -> None:
+        self._memory: dict[str, int] = {}
+        self._db: sqlite3.Connection | None = None
+
+    def first(self, record_id: str, where: int) -> int | None:
+        """Where ``record_id`` was seen before, or ``None`` (and it is now
+        seen at ``where``)."""
+        if self._db is None:
+            first = self._memory.setdefault(record_id, where)
+            if first != where:
+                return first
+            if len(self._memory) > self.IN_MEMORY:
+                self._spill()
+            return None
+        if self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (record_id, where)).rowcount:
+            return None
+        return self._db.execute("SELECT place FROM seen WHERE id = ?", (record_id,)).fetchone()[0]
+
+    def _spill(self) -> None:
+        # An empty name opens a private database on disk, deleted on close.
+        self._db = sqlite3.connect("")
+        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, place INTEGER) WITHOUT ROWID")
+        self._db.executemany("INSERT INTO seen VALUES (?, ?)", self._memory.items())
+        self._memory = {}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
 @dataclass
 class RecordReader:
     """Iterates the valid records of one file; ``bad`` collects the rest.
 
-    With ``strict`` the first bad line raises :class:`InputError` instead.
+    ``source`` is a :class:`~neardup_solr.sources.RecordFile`, or a path (or
+    ``-``, standard input) read as ``format`` and ``layout`` say (by default
+    the format its name implies). With ``strict`` the first bad entry raises
+    :class:`InputError` instead. :meth:`start` opens the file and reads its
+    header at once; iterating does it otherwise.
     """
 
-    path: Path
+    source: RecordFile | Path | str
     strict: bool = False
     max_line_bytes: int = MAX_LINE_BYTES
     on_bad: Callable[[BadLine], None] | None = None
     bad: list[BadLine] = field(default_factory=list)
     lines: int = 0
+    format: str | None = None
+    layout: Layout | None = None
+    _opened: Opened | None = field(default=None, init=False, repr=False)
+    _entries: Iterator[_Entry] | None = field(default=None, init=False, repr=False)
+    _closing: ExitStack = field(default_factory=ExitStack, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.source = RecordFile.of(self.source, self.format, self.layout)
+
+    @property
+    def unit(self) -> str:
+        """What an entry of the file is called in messages: line or row."""
+        return "row" if self.source.format in TABLE_DELIMITERS else "line"
+
+    @property
+    def size(self) -> int | None:
+        """Bytes in the file (compressed bytes for gzip); ``None`` for a stream."""
+        return self.source.size
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes taken from the file so far (compressed bytes for gzip)."""
+        return self._opened.bytes_read if self._opened is not None else 0
+
+    def start(self) -> RecordReader:
+        """Open the file and read its header: a file that cannot be read, or
+        a header without the id column, fails here, before any record."""
+        if self._entries is None:
+            with self._readable():
+                self._opened = self._closing.enter_context(open_bytes(self.source))
+                self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes)
+        return self
+
+    def close(self) -> None:
+        self._closing.close()
+        self._entries = None
 
     def __iter__(self) -> Iterator[Record]:
-        seen: dict[str, int] = {}
+        seen = SeenIds()
         try:
-            handle = open(self.path, "rb")
-        except OSError as err:
-            raise InputError(f"cannot read {self.path}: {err.strerror}") from None
-        with handle:
-            for number, raw in enumerate(_lines(handle, self.max_line_bytes), start=1):
-                self.lines = number
-                record, reason = _parse(raw, self.max_line_bytes)
-                if record is not None and record.id in seen:
-                    record, reason = None, f"duplicate id {record.id!r}, first seen on line {seen[record.id]}"
-                if record is None:
-                    self._report(BadLine(str(self.path), number, reason))
-                    continue
-                seen[record.id] = number
-                yield record
+            self.start()
+            with self._readable():
+                for entry in self._entries:
+                    self.lines = entry.line
+                    reason = entry.reason or _problem(entry.id, entry.text)
+                    if not reason and (first := seen.first(entry.id, entry.row or entry.line)) is not None:
+                        reason = f"duplicate id {entry.id!r}, first seen on {self.unit} {first}"
+                    if reason:
+                        self._report(BadLine(self.source.name, entry.line, reason, entry.row))
+                        continue
+                    yield Record(entry.id, entry.text)
+        finally:
+            seen.close()
+            self.close()
+
+    def _readable(self) -> _ReadErrors:
+        return _ReadErrors(self.source.name)
 
     def _report(self, bad: BadLine) -> None:
         if self.strict:
-            raise InputError(str(bad), hint="fix the line, or drop --strict to skip bad lines")
+            raise InputError(str(bad), hint=f"fix the {self.unit}, or drop --strict to skip bad {self.unit}s")
         self.bad.append(bad)
         if self.on_bad is not None:
             self.on_bad(bad)
 
 
-def _lines(handle, limit: int, block: int = 1 << 20) -> Iterator[bytes | None]:
+class _ReadErrors:
+    """Turns a failing read (a damaged gzip stream, a disk error) into one
+    :class:`InputError` naming the file."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, _traceback) -> bool:
+        if isinstance(error, GZIP_ERRORS):
+            raise InputError(f"{self.name}: the gzip data is damaged or cut short ({error})",
+                             hint="compress the file again") from None
+        if isinstance(error, OSError):
+            raise InputError(f"cannot read {self.name}: {error.strerror or error}") from None
+        return False
+
+
+def read_texts(source: RecordFile | Path | str, wanted: Iterable[str] | None = None) -> dict[str, str]:
+    """The texts of a file's records (of the ``wanted`` ids only, if given)."""
+    keep = None if wanted is None else set(wanted)
+    return {r.id: r.text for r in RecordReader(source) if keep is None or r.id in keep}
+
+
+def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[_Entry]:
+    if source.format in TABLE_DELIMITERS:
+        return _table_entries(stream, source, limit)
+    if source.format == "jsonl":
+        return (_json_entry(number, raw, source.layout, limit) for number, raw in _first_lines(stream, limit))
+    return (_text_entry(number, raw, limit) for number, raw in _first_lines(stream, limit))
+
+
+def _problem(record_id: str, text: str) -> str:
+    """The rules every format shares: the id rule, some text, some letters or digits."""
+    if not _ID.fullmatch(record_id):
+        return f"id {record_id[:40]!r} breaks the id rule ({ID_RULE})"
+    if not text:
+        return f"id {record_id!r} has no text"
+    if is_blank(text):
+        return f"text of id {record_id!r} has no letters or digits"
+    return ""
+
+
+def _first_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """Numbered lines, a byte-order mark taken off the first."""
+    for number, raw in enumerate(_lines(stream, limit), start=1):
+        yield number, (raw.removeprefix(_BOM.encode()) if number == 1 and raw is not None else raw)
+
+
+def _lines(handle, limit: int, block: int | None = None) -> Iterator[bytes | None]:
     """Lines without their end; ``None`` for a line over ``limit`` bytes.
 
-    Reads fixed blocks, so an endless line costs one block of memory, not
-    the whole line.
+    Reads fixed blocks (``READ_BLOCK`` unless given), so an endless line
+    costs one block of memory, not the whole line.
     """
+    block = block or READ_BLOCK
     pending, skipping = b"", False
     while data := handle.read(block):
         lines = (pending + data).split(b"\n")
@@ -118,28 +311,197 @@ def _fitting(line: bytes, limit: int) -> bytes | None:
     return line if len(line) <= limit else None
 
 
-def _parse(raw: bytes | None, limit: int) -> tuple[Record | None, str]:
+def _decoded(number: int, raw: bytes | None, limit: int) -> tuple[str, _Entry | None]:
+    """A line as text, or the entry saying why it is none."""
     if raw is None:
-        return None, f"line longer than {limit} bytes"
+        return "", _Entry(number, reason=f"line longer than {limit} bytes")
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return None, f"not UTF-8 (byte {err.start + 1})"
+        return "", _Entry(number, reason=f"not UTF-8 (byte {err.start + 1})")
     if not line.strip():
-        return None, "empty line"
+        return "", _Entry(number, reason="empty line")
+    return line, None
+
+
+def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
+    line, bad = _decoded(number, raw, limit)
+    if bad is not None:
+        return bad
     control = _CONTROL.search(line)
     if control:
-        return None, f"control character U+{ord(control.group()):04X} at column {control.start() + 1}"
+        return _Entry(number, reason=f"control character U+{ord(control.group()):04X} at column {control.start() + 1}")
     if line[0].isspace():
-        return None, "no id: the line starts with white space"
+        return _Entry(number, reason="no id: the line starts with white space")
     parts = line.strip().split(None, 1)
-    if not _ID.fullmatch(parts[0]):
-        return None, f"id {parts[0][:40]!r} breaks the id rule ({ID_RULE})"
-    if len(parts) == 1:
-        return None, f"id {parts[0]!r} has no text"
-    if is_blank(parts[1]):
-        return None, f"text of id {parts[0]!r} has no letters or digits"
-    return Record(parts[0], parts[1].strip()), ""
+    return _Entry(number, id=parts[0], text=parts[1].strip() if len(parts) > 1 else "")
+
+
+def _field_problem(kind: str, name: str, value: str) -> str:
+    if _SURROGATE.search(value):
+        return f"not UTF-8 (in {kind} {name!r})"
+    if control := _FIELD_CONTROL.search(value):
+        return f"control character U+{ord(control.group()):04X} in {kind} {name!r}"
+    return ""
+
+
+def _joined(values: Iterable[str]) -> str:
+    """Field values as one text: line breaks to spaces, empty ones left out."""
+    return " ".join(v for v in (_LINE_BREAK.sub(" ", value).strip() for value in values) if v)
+
+
+class _RowTooLong(Exception):
+    pass
+
+
+class _RowLines:
+    """Lines for the csv module, at most ``limit`` characters to a row.
+
+    A row over the limit raises :class:`_RowTooLong` once its budget is
+    spent; the rest of that line is skipped a block at a time, so neither an
+    endless line nor a quote that never closes is held in memory.
+    """
+
+    def __init__(self, text: io.TextIOBase, limit: int):
+        self.text = text
+        self.limit = limit
+        self.number = 0
+        self.used = 0
+
+    def __iter__(self) -> _RowLines:
+        return self
+
+    def start_row(self) -> None:
+        self.used = 0
+
+    def __next__(self) -> str:
+        line = self.text.readline(self.limit - self.used + 1)
+        if not line:
+            raise StopIteration
+        self.used += len(line)
+        if self.used > self.limit:
+            while line and not line.endswith(("\n", "\r")):
+                line = self.text.readline(self.limit)
+            self.number += 1
+            raise _RowTooLong
+        self.number += 1
+        return line
+
+
+def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[_Entry]:
+    """Reads the header now (a missing column fails at once); the rows as the
+    result is iterated."""
+    kind = source.format.upper()
+    # The csv module's own limit on a field (128 KiB) would cut records the
+    # row limit allows; it is a process-wide setting, only ever raised here.
+    csv.field_size_limit(max(csv.field_size_limit(), limit))
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    lines = _RowLines(text, limit)
+    reader = csv.reader(lines, delimiter=TABLE_DELIMITERS[source.format], strict=True)
+
+    def rows() -> Iterator[tuple[int, list[str] | None, str]]:
+        while True:
+            lines.start_row()
+            start = lines.number + 1
+            try:
+                yield start, next(reader), ""
+            except StopIteration:
+                return
+            except csv.Error as err:
+                yield start, None, f"not valid {kind}: {err}"
+            except _RowTooLong:
+                yield start, None, f"row longer than {limit} characters"
+
+    numbered = rows()
+    first = next(numbered, None)
+    if first is None:
+        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns")
+    if first[2]:
+        raise InputError(f"{source.name}:row 1: the header is {first[2]}")
+    columns = [name.strip() for name in first[1]]
+    layout = source.layout
+    id_at = _column(columns, layout.id_field, source.name, "id")
+    text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]
+    text_at = text_at or [i for i in range(len(columns)) if i != id_at]
+    if not text_at:
+        raise MissingField(f"{source.name}: the header has no column but the id column {layout.id_field!r}",
+                           "", "text")
+    return (_table_entry(line, row, cells, problem, columns, id_at, text_at)
+            for row, (line, cells, problem) in enumerate(numbered, start=2))
+
+
+def _column(columns: list[str], wanted: str, name: str, role: str) -> int:
+    found = [i for i, column in enumerate(columns) if column == wanted]
+    if len(found) > 1:
+        raise InputError(f"{name}: column {wanted!r} appears {len(found)} times in the header",
+                         hint="give each column its own name")
+    if not found:
+        shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
+        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown})", wanted, role)
+    return found[0]
+
+
+def _table_entry(line: int, row: int, cells: list[str] | None, problem: str, columns: list[str], id_at: int,
+                 text_at: list[int]) -> _Entry:
+    if cells is None:
+        return _Entry(line, row, reason=problem)
+    if not any(cell.strip() for cell in cells):
+        return _Entry(line, row, reason="empty row")
+    if len(cells) != len(columns):
+        return _Entry(line, row, reason=f"{len(cells)} fields where the header has {len(columns)}")
+    record_id = cells[id_at].strip()
+    if not record_id:
+        return _Entry(line, row, reason=f"no id: column {columns[id_at]!r} is empty")
+    for at in (id_at, *text_at):
+        if reason := _field_problem("column", columns[at], cells[at]):
+            return _Entry(line, row, reason=reason)
+    return _Entry(line, row, record_id, _joined(cells[at] for at in text_at))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+            type(None): "null"}[type(value)]
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _Entry:
+    line, bad = _decoded(number, raw, limit)
+    if bad is not None:
+        return bad
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        return _Entry(number, reason=f"not JSON: {err.msg} (column {err.colno})")
+    except ValueError as err:  # a number too long to convert
+        return _Entry(number, reason=f"not JSON: {err}")
+    if not isinstance(value, dict):
+        return _Entry(number, reason=f"not a JSON object but {_kind(value)}")
+    record_id = value.get(layout.id_field)
+    if record_id is None:
+        return _Entry(number, reason=f"no {layout.id_field!r} field")
+    if not isinstance(record_id, (str, int)) or isinstance(record_id, bool):
+        return _Entry(number, reason=f"field {layout.id_field!r} holds {_kind(record_id)}, not a string or "
+                                     "whole number")
+    record_id = str(record_id).strip()
+    if not record_id:
+        return _Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
+    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_text(v)]
+    texts = []
+    for name in names:
+        found = value.get(name)
+        if found is None:
+            continue
+        if not _is_text(found):
+            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text or a number")
+        texts.append(found if isinstance(found, str) else json.dumps(found))
+        if reason := _field_problem("field", name, texts[-1]):
+            return _Entry(number, reason=reason)
+    return _Entry(number, id=record_id, text=_joined(texts))
 
 
 @dataclass(frozen=True)
@@ -151,42 +513,48 @@ class Sample:
     total: int
 
 
-def sample_records(path: Path, size: int, seed: int = 0) -> Sample:
-    """About ``size`` valid records drawn at random from an ``ID TEXT`` file.
+def sample_records(source: RecordFile | Path | str, size: int, seed: int = 0) -> Sample:
+    """About ``size`` valid records of a file, drawn at random where it can be.
 
-    A file of at most ``size`` lines of average length is read whole; a
-    larger one is sampled at random byte offsets (each offset's next whole
-    line), so a sample of a ten-million-line file costs ``size`` seeks, not
-    a pass. Its record count is then its size over the sampled lines'
-    average length. Bad lines are left out of the sample silently: reading
-    the file for indexing reports them.
+    An uncompressed ``ID TEXT`` file larger than about ``2 * size`` lines is
+    sampled at random byte offsets (each offset's next whole line): a
+    sample of a ten-million-line file costs ``size`` seeks, not a pass, and
+    its record count is its size over the sampled lines' average length.
+    Any other file (smaller, compressed, CSV, JSON Lines, standard input
+    made replayable) gives its first ``size`` records, and its count is
+    estimated from the share of its bytes they took. Bad entries are left
+    out silently: reading the file for indexing reports them.
     """
-    try:
-        file_size = Path(path).stat().st_size
-        handle = open(path, "rb")
-    except OSError as err:
-        raise InputError(f"cannot read {path}: {err.strerror}") from None
-    with handle:
-        head = handle.read(1 << 16)
-        lines_in_head = max(head.count(b"\n"), 1)
-        if file_size <= len(head) or file_size / (len(head) / lines_in_head) <= 2 * size:
-            records = list(RecordReader(Path(path)))
-            return Sample(_spread(records, size, seed), len(records))
-        rng = random.Random(seed)
-        records, lengths = [], []
-        for offset in sorted(rng.randrange(file_size) for _ in range(size)):
-            handle.seek(offset)
-            handle.readline()  # the rest of the line the offset fell in
-            raw = handle.readline(MAX_LINE_BYTES + 2)
-            if not raw.endswith(b"\n") and handle.tell() < file_size:
-                continue
-            lengths.append(len(raw))
-            record, _ = _parse(_fitting(raw.rstrip(b"\n").removesuffix(b"\r"), MAX_LINE_BYTES), MAX_LINE_BYTES)
-            if record is not None:
-                records.append(record)
-        total = round(file_size / (sum(lengths) / len(lengths))) if lengths else 0
-        return Sample(list({r.id: r for r in records}.values()), total)
+    source = RecordFile.of(source)
+    file_size = source.size
+    if source.format == "text" and source.path is not None and file_size:
+        with open(source.path, "rb") as handle:
+            head = handle.read(1 << 16)
+            average = len(head) / max(head.count(b"\n"), 1)
+            if not head.startswith(GZIP_MAGIC) and file_size / average > 2 * size:
+                return _seek_sample(handle, file_size, size, seed)
+    reader = RecordReader(source)
+    records: list[Record] = []
+    for record in reader:
+        records.append(record)
+        if len(records) >= size:
+            break
+    share = reader.bytes_read / file_size if file_size and reader.bytes_read else 1.0
+    return Sample(records, max(len(records), round(len(records) / min(share, 1.0))))
 
 
-def _spread(records: list[Record], size: int, seed: int) -> list[Record]:
-    return records if len(records) <= size else random.Random(seed).sample(records, size)
+def _seek_sample(handle: BinaryIO, file_size: int, size: int, seed: int) -> Sample:
+    rng = random.Random(seed)
+    records, lengths = {}, []
+    for offset in sorted(rng.randrange(file_size) for _ in range(size)):
+        handle.seek(offset)
+        handle.readline()  # the rest of the line the offset fell in
+        raw = handle.readline(MAX_LINE_BYTES + 2)
+        if not raw:
+            continue
+        lengths.append(len(raw))
+        entry = _text_entry(0, _fitting(raw.rstrip(b"\n").removesuffix(b"\r"), MAX_LINE_BYTES), MAX_LINE_BYTES)
+        if not (entry.reason or _problem(entry.id, entry.text)):
+            records[entry.id] = Record(entry.id, entry.text)
+    total = round(file_size / (sum(lengths) / len(lengths))) if lengths else 0
+    return Sample(list(records.values()), total)

@@ -1,0 +1,279 @@
+"""Reading users' own files: CSV and TSV with a header, JSON Lines, gzip,
+a byte-order mark and CRLF; each bad entry reported with its place, no
+valid neighbour lost; memory that does not grow with the file."""
+
+import gzip
+import json
+import tracemalloc
+
+import pytest
+
+from neardup_solr import records
+from neardup_solr.errors import InputError, MissingField
+from neardup_solr.records import Record, RecordReader, SeenIds
+from neardup_solr.sources import Layout, RecordFile, format_from_name
+
+
+def read(source, **kw):
+    reader = RecordReader(source, **kw)
+    return list(reader), reader
+
+
+def reported(reader):
+    return [str(bad) for bad in reader.bad]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("a.csv", "csv"), ("a.CSV", "csv"), ("a.csv.gz", "csv"), ("a.tsv", "tsv"), ("a.tab.gz", "tsv"),
+    ("a.jsonl", "jsonl"), ("a.ndjson.gz", "jsonl"), ("a.txt", "text"), ("a.txt.gz", "text"), ("data", "text"),
+    ("a.json", "text"),
+])
+def test_the_format_comes_from_the_name_through_gz(name, expected):
+    assert format_from_name(name) == expected
+
+
+def test_a_byte_order_mark_and_crlf_lose_no_record_in_id_text_lines(tmp_path):
+    # A file saved by a Windows editor: the mark used to break the first id.
+    path = tmp_path / "r.txt"
+    path.write_bytes("\ufeff1 Art's Deli\r\n2 Hotel Bel-Air\r\n".encode())
+    records, reader = read(path)
+    assert records == [Record("1", "Art's Deli"), Record("2", "Hotel Bel-Air")]
+    assert reader.bad == []
+
+
+def test_csv_fields_quoted_with_commas_quotes_and_line_breaks(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes(
+        "\ufeffid,name,street,city\r\n"
+        '1,"Art\'s Deli, Inc.","12224 Ventura Blvd.",Studio City\r\n'
+        '2,"The ""Ivy""","113 N. Robertson\r\nBlvd.",Los Angeles\r\n'
+        "3,Spago,1114 Horn Ave.,\r\n".encode()
+    )
+    records, reader = read(path)
+    assert records == [
+        Record("1", "Art's Deli, Inc. 12224 Ventura Blvd. Studio City"),
+        Record("2", 'The "Ivy" 113 N. Robertson Blvd. Los Angeles'),  # the line break is a space
+        Record("3", "Spago 1114 Horn Ave."),  # an empty field adds nothing
+    ]
+    assert reader.bad == [] and reader.unit == "row"
+
+
+def test_text_columns_are_joined_in_the_order_named(tmp_path):
+    path = tmp_path / "r.tsv"
+    path.write_text("city\tid\tname\tnote\nLA\t7\tSpago\tskip me\n", encoding="utf-8")
+    records, _ = read(path, layout=Layout("id", ("name", "city")))
+    assert records == [Record("7", "Spago LA")]
+    records, _ = read(path)  # every other column, in the file's order
+    assert records == [Record("7", "LA Spago skip me")]
+
+
+def test_bad_csv_rows_are_reported_with_their_row_and_their_neighbours_kept(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_bytes(
+        b"id,name,city\n"                       # row 1
+        b"1,Spago,LA\n"                         # row 2
+        b"2,too,many,fields\n"                  # row 3
+        b"3,too few\n"                          # row 4
+        b'4,"two\nlines",LA\n'                  # row 5, lines 5-6
+        b",no id,LA\n"                          # row 6, line 7
+        b"\n"                                   # row 7
+        b'5,"closed"then more,LA\n'             # row 8
+        b"6,caf\xe9,LA\n"                       # row 9
+        b"7,bell\x07,LA\n"                      # row 10
+        b"1,again,LA\n"                         # row 11
+        b"x/y,bad id,LA\n"                      # row 12
+        b"8,!!!,...\n"                          # row 13
+        b"9,Hotel Bel-Air,Bel Air"              # row 14, no line end
+    )
+    records, reader = read(path)
+    assert [r.id for r in records] == ["1", "4", "9"]
+    assert reported(reader) == [
+        f"{path}:row 3: 4 fields where the header has 3",
+        f"{path}:row 4: 2 fields where the header has 3",
+        f"{path}:row 6 (line 7): no id: column 'id' is empty",
+        f"{path}:row 7 (line 8): empty row",
+        f"{path}:row 8 (line 9): not valid CSV: ',' expected after '\"'",
+        f"{path}:row 9 (line 10): not UTF-8 (in column 'name')",
+        f"{path}:row 10 (line 11): control character U+0007 in column 'name'",
+        f"{path}:row 11 (line 12): duplicate id '1', first seen on row 2",
+        f"{path}:row 12 (line 13): id 'x/y' breaks the id rule "
+        "(1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit)",
+        f"{path}:row 13 (line 14): text of id '8' has no letters or digits",
+    ]
+
+
+def test_a_quote_that_never_closes_is_reported(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('id,name\n1,Spago\n2,"Hotel Bel-Air\n', encoding="utf-8")
+    records, reader = read(path)
+    assert records == [Record("1", "Spago")]
+    assert reported(reader) == [f"{path}:row 3: not valid CSV: unexpected end of data"]
+
+
+def test_a_row_over_the_limit_is_skipped_without_holding_it(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("id,name\n1,before\n2," + "w" * 5000 + "\n3,after\n" + '4,"open quote' + "x" * 5000
+                    + "\n5,last\n", encoding="utf-8")
+    records, reader = read(path, max_line_bytes=1000)
+    assert [r.id for r in records] == ["1", "3", "5"]
+    assert reported(reader) == [f"{path}:row 3: row longer than 1000 characters",
+                                f"{path}:row 5: row longer than 1000 characters"]
+
+
+@pytest.mark.parametrize("header, layout, field", [
+    ("name,city", Layout(), "id"),
+    ("ID,name", Layout(), "id"),
+    ("id,name", Layout("id", ("name", "street")), "street"),
+])
+def test_a_missing_column_is_one_error_before_any_record(tmp_path, header, layout, field):
+    path = tmp_path / "r.csv"
+    path.write_text(header + "\n1,Spago\n", encoding="utf-8")
+    reader = RecordReader(path, layout=layout)
+    with pytest.raises(MissingField) as caught:
+        reader.start()
+    assert caught.value.field == field and caught.value.exit_code == 4
+    assert str(caught.value).startswith(f"{path}: no column {field!r} in the header (it has ")
+
+
+def test_an_empty_csv_and_a_doubled_column_are_input_errors(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="is empty"):
+        read(empty)
+    doubled = tmp_path / "doubled.csv"
+    doubled.write_text("id,name,id\n1,Spago,2\n", encoding="utf-8")
+    with pytest.raises(InputError, match="column 'id' appears 2 times"):
+        read(doubled)
+
+
+def test_json_lines_with_a_mark_crlf_numbers_and_text_fields(tmp_path):
+    path = tmp_path / "r.jsonl"
+    lines = [{"id": 1, "name": "Spago", "zip": 90069, "tags": ["x"], "open": True, "note": None},
+             {"id": "a-2", "name": "Hotel\nBel-Air", "zip": 90077}]
+    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(json.dumps(line).encode() for line in lines) + b"\r\n")
+    records, reader = read(path)
+    # By default every other field of text or a number, in the object's order.
+    assert records == [Record("1", "Spago 90069"), Record("a-2", "Hotel Bel-Air 90077")]
+    records, _ = read(path, layout=Layout("id", ("zip", "name", "missing")))
+    assert records == [Record("1", "90069 Spago"), Record("a-2", "90077 Hotel Bel-Air")]
+    assert reader.bad == [] and reader.unit == "line"
+
+
+def test_bad_json_lines_are_reported_with_their_line_and_their_neighbours_kept(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(
+        b'{"id": 1, "name": "Spago"}\n'
+        b'{"id": 2, "name": "Spago"\n'
+        b'["a list"]\n'
+        b'{"name": "no id"}\n'
+        b'{"id": null, "name": "null id"}\n'
+        b'{"id": 2.5, "name": "float id"}\n'
+        b'\n'
+        b'{"id": 3, "name": "caf\xe9"}\n'
+        b'{"id": 4, "name": {"nested": 1}}\n'
+        b'{"id": 1, "name": "again"}\n'
+        b'{"id": 5, "name": "bell\\u0007"}\n'
+        b'{"id": 6, "name": "Hotel Bel-Air"}'
+    )
+    records, reader = read(path, layout=Layout("id", ("name",)))
+    assert [r.id for r in records] == ["1", "6"]
+    assert reported(reader) == [
+        f"{path}:2: not JSON: Expecting ',' delimiter (column 26)",  # the line ends after 25 characters
+        f"{path}:3: not a JSON object but a list",
+        f"{path}:4: no 'id' field",
+        f"{path}:5: no 'id' field",
+        f"{path}:6: field 'id' holds a number, not a string or whole number",
+        f"{path}:7: empty line",
+        f"{path}:8: not UTF-8 (byte 23)",
+        f"{path}:9: field 'name' holds an object, not text or a number",
+        f"{path}:10: duplicate id '1', first seen on line 1",
+        f"{path}:11: control character U+0007 in field 'name'",
+    ]
+
+
+def test_strict_stops_at_the_first_bad_row(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("id,name\n1,Spago\n2\n3,Spiago\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read(path, strict=True)
+    assert str(caught.value) == (f"{path}:row 3: 1 fields where the header has 2 "
+                                 "(hint: fix the row, or drop --strict to skip bad rows)")
+
+
+@pytest.mark.parametrize("name", ["r.csv.gz", "r.csv"])
+def test_gzip_is_read_by_its_first_bytes_and_progress_counts_compressed_bytes(tmp_path, name):
+    path = tmp_path / name
+    rows = "".join(f"{i},Restaurant number {i} on Main Street\n" for i in range(20_000))
+    path.write_bytes(gzip.compress(("id,name\n" + rows).encode(), mtime=0))
+    reader = RecordReader(path, format="csv")  # a gzip stream under a plain name too
+    seen = []
+    for number, _ in enumerate(reader, start=1):
+        if number % 5000 == 0:
+            seen.append(reader.bytes_read)
+    assert number == 20_000
+    size = path.stat().st_size
+    assert reader.size == size
+    assert seen == sorted(seen) and 0 < seen[0] < size  # bytes of the file, not of the text
+    assert reader.bytes_read == size
+
+
+def test_damaged_gzip_is_one_input_error(tmp_path):
+    path = tmp_path / "r.csv.gz"
+    data = gzip.compress(b"id,name\n" + b"".join(b"%d,name %d\n" % (i, i) for i in range(5000)))
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"r.csv.gz: the gzip data is damaged or cut short"):
+        read(path)
+
+
+def test_ids_seen_before_are_found_the_same_after_moving_to_disk(monkeypatch):
+    def answers():
+        seen = SeenIds()
+        out = [seen.first(record_id, where) for where, record_id in
+               enumerate(["a", "b", "a", "c", "d", "e", "b", "f", "e", "a"], start=1)]
+        seen.close()
+        return out
+
+    in_memory = answers()
+    monkeypatch.setattr(SeenIds, "IN_MEMORY", 3)
+    assert answers() == in_memory == [None, None, 1, None, None, None, 2, None, 6, 1]
+
+
+def _peak_while_reading(path, layout) -> int:
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in RecordReader(path, layout=layout))
+        return tracemalloc.get_traced_memory()[1], count
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl", "txt"])
+def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch, kind):
+    """Four times the records, the same peak: nothing holds the file or a
+    record of each line (ids move to disk past SeenIds.IN_MEMORY; lines are
+    read a block at a time, made small here so both files span many)."""
+    monkeypatch.setattr(SeenIds, "IN_MEMORY", 1000)
+    monkeypatch.setattr(records, "READ_BLOCK", 1 << 16)
+
+    def line(i):
+        text = f"Restaurant number {i} at {i % 977} Main Street Springfield"
+        return {"csv": f"{i},{text}\n", "jsonl": json.dumps({"id": i, "name": text}) + "\n",
+                "txt": f"{i} {text}\n"}[kind]
+
+    peaks = []
+    for n in (10_000, 40_000):
+        path = tmp_path / f"r{n}.{kind}.gz"
+        with gzip.open(path, "wt", encoding="utf-8") as out:
+            out.write("id,name\n" if kind == "csv" else "")
+            out.writelines(line(i) for i in range(n))
+        peak, count = _peak_while_reading(path, Layout())
+        assert count == n
+        peaks.append(peak)
+    # 30,000 more ids held in memory would take well over 2 MB.
+    assert peaks[1] < peaks[0] + 256 * 1024, peaks
+
+
+def test_record_file_of_standard_input_is_named_for_messages():
+    source = RecordFile.of("-")
+    assert (source.path, source.name, source.format, source.size) == (None, "<stdin>", "text", None)
+    assert RecordFile.of("-", "jsonl").format == "jsonl"
