@@ -13,13 +13,15 @@ Only ids that occur in a pair are clustered: records without a near
 duplicate are not listed. A pair of an id with itself says nothing and is
 ignored.
 
-Files (written atomically, see :func:`neardup_solr.pairs.atomic_output`):
+Files (written atomically, see :func:`neardup_solr.outputs.atomic_output`):
 
 - TSV: a header line ``cluster_id<TAB>size<TAB>members``, then one line per
   cluster, ``1<TAB>3<TAB>4,17,230``. The header is there because, unlike a
   pair file, the columns are not obvious from the data; :func:`read_clusters`
   skips it. Members are joined with commas, which the id rule never allows
   in an id; ids with a comma, tab or line break are refused.
+- CSV and JSON Lines: the same table (:mod:`neardup_solr.outputs`); with
+  the records' texts, one member a row, ``cluster_id, size, id, text``.
 - JSON: ``[{"cluster": 1, "size": 3, "members": ["4", "17", "230"]}, ...]``.
 """
 
@@ -31,11 +33,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import InputError
-from .pairs import atomic_output, read_pairs
+from .outputs import CLUSTER_COLUMNS, TextLookup, atomic_output, cluster_table, save_table
+from .pairs import read_pairs
 from .records import id_key
 
-TSV_HEADER = "cluster_id\tsize\tmembers"
-_UNSAFE_IN_TSV = (",", "\t", "\n", "\r")
+TSV_HEADER = "\t".join(CLUSTER_COLUMNS)
 
 
 class Cluster(NamedTuple):
@@ -116,26 +118,21 @@ def cluster_pair_file(path: Path | str) -> list[Cluster]:
     return cluster_pairs(read_pairs(path))
 
 
-def write_clusters(path: Path | str, clusters: Iterable[Cluster], json: bool = False) -> int:
-    """Write ``clusters`` as TSV (or JSON with ``json=True``); returns how many.
+def write_clusters(path: Path | str, clusters: Iterable[Cluster], json: bool = False, format: str | None = None,
+                   texts: TextLookup | None = None) -> int:
+    """Write ``clusters`` as a table in ``format`` (by default as the name
+    implies, TSV for other names; with ``texts``, one member a row with its
+    text) or, with ``json=True``, as one JSON array; returns how many.
 
     The file appears only when complete, so a crash never leaves half of it.
     """
     clusters = list(clusters)
     if not json:
-        for cluster in clusters:
-            for member in cluster.members:
-                if any(c in member for c in _UNSAFE_IN_TSV):
-                    raise InputError(f"id {member!r} cannot be written to a cluster TSV "
-                                     "(it holds a comma, tab or line break)", hint="write JSON instead")
+        save_table(path, cluster_table(clusters, texts), format)
+        return len(clusters)
     with atomic_output(path) as out:
-        if json:
-            rows = [{"cluster": c.id, "size": c.size, "members": list(c.members)} for c in clusters]
-            out.write(jsonlib.dumps(rows, ensure_ascii=False, indent=1) + "\n")
-        else:
-            out.write(TSV_HEADER + "\n")
-            for c in clusters:
-                out.write(f"{c.id}\t{c.size}\t{','.join(c.members)}\n")
+        rows = [{"cluster": c.id, "size": c.size, "members": list(c.members)} for c in clusters]
+        out.write(jsonlib.dumps(rows, ensure_ascii=False, indent=1) + "\n")
     return len(clusters)
 
 

@@ -6,20 +6,27 @@ true match.
 Each pair is written once, smaller id first, lines in id order, so two runs
 that find the same pairs write the same bytes. Files are written to a
 temporary name and renamed when complete: a crash never leaves a file that
-looks finished.
+looks finished. CSV and JSON Lines, and texts beside the ids, are written
+and read as well (:mod:`neardup_solr.outputs` describes them).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterable
-from contextlib import contextmanager
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
-from typing import IO, Iterator, NamedTuple
+from typing import NamedTuple
 
 from .errors import InputError
+from .outputs import TextLookup, atomic_output, pair_table, save_table
 from .records import id_key
+from .sources import GZIP_ERRORS, RecordFile, open_bytes
+
+__all__ = ["Pair", "atomic_output", "ordered", "read_pairs", "write_pairs"]
+PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
 
 
 class Pair(NamedTuple):
@@ -39,59 +46,68 @@ def ordered(a: str, b: str, distance: int, similarity: float | None = None,
     return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)
 
 
-@contextmanager
-def atomic_output(path: Path | str) -> Iterator[IO[str]]:
-    """A text file that appears at ``path`` only if the block completes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def pair_lines(pairs: Iterable[Pair]) -> list[str]:
-    """The file's lines, in id order."""
-    rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
-    return [f"{p.a}\t{p.b}\t{p.distance}" + ("" if p.similarity is None else f"\t{p.similarity:.4f}")
-            + ("" if p.probability is None else f"\t{p.probability:.4f}") + "\n"
-            for p in rows]
-
-
-def write_pairs(path: Path | str, pairs: Iterable[Pair]) -> int:
-    lines = pair_lines(pairs)
-    with atomic_output(path) as out:
-        out.writelines(lines)
-    return len(lines)
+def write_pairs(path: Path | str, pairs: Iterable[Pair], format: str | None = None,
+                texts: TextLookup | None = None) -> int:
+    """Write ``pairs`` to ``path`` as ``format`` (by default as its name
+    implies, TSV for other names), with both texts when ``texts`` looks them
+    up; returns how many."""
+    return save_table(path, pair_table(pairs, texts), format)
 
 
 def read_pairs(path: Path | str) -> list[Pair]:
-    pairs = []
+    """The pairs of a file :func:`write_pairs` wrote, in any of its formats,
+    told apart by the first line (a JSON object, the CSV header, or TSV);
+    gzip is read through."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
+        with open_bytes(RecordFile.of(path)) as opened:
+            text = io.TextIOWrapper(opened.stream, encoding="utf-8-sig", newline="")
+            first = text.readline()
+            lines = chain([first], text)
+            return [_pair(path, number, fields) for number, fields in _rows(lines, first, path)]
+    except (OSError, UnicodeDecodeError, *GZIP_ERRORS) as err:
         raise InputError(f"cannot read pairs from {path}: {err}") from None
+
+
+def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Numbered rows of a pair file, as column name -> value text."""
+    if first.startswith(",".join(PAIR_COLUMNS[:2]) + ","):
+        reader = csv.DictReader(lines)
+        for fields in reader:
+            yield reader.line_num, fields
+        return
+    if first.lstrip().startswith("{"):
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                try:
+                    fields = json.loads(line)
+                except ValueError as err:
+                    raise InputError(f"{path}:{number}: not JSON: {err}") from None
+                if not isinstance(fields, dict):
+                    raise InputError(f"{path}:{number}: not a JSON object")
+                yield number, {k: "" if v is None else str(v) for k, v in fields.items()}
+        return
+    columns = PAIR_COLUMNS
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        cells = line.rstrip("\r\n").split("\t")
+        if number == 1 and cells[:2] == list(PAIR_COLUMNS[:2]):
+            columns = tuple(cells)  # a pair file with texts names its columns
             continue
-        fields = line.split("\t")
-        if len(fields) < 2:
-            raise InputError(f"{path}:{number}: expected id<TAB>neighbour_id<TAB>distance")
-        distance = fields[2] if len(fields) > 2 else "0"
-        if not distance.strip().isdigit():
-            raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")
-        try:
-            similarity, probability = (float(f) if f.strip() else None for f in (fields[3:5] + ["", ""])[:2])
-        except ValueError:
-            raise InputError(f"{path}:{number}: similarity or probability {fields[3:5]!r} is not a number") from None
-        pairs.append(ordered(fields[0].strip(), fields[1].strip(), int(distance), similarity, probability))
-    return pairs
+        if line.strip():
+            if len(cells) < 2:
+                raise InputError(f"{path}:{number}: expected id<TAB>neighbour_id<TAB>distance")
+            yield number, dict(zip(columns, cells))
+
+
+def _pair(path: Path | str, number: int, fields: dict[str, str]) -> Pair:
+    a, b = (fields.get(name) or "" for name in PAIR_COLUMNS[:2])
+    if not a.strip() or not b.strip():
+        raise InputError(f"{path}:{number}: expected the ids of a pair ({', '.join(PAIR_COLUMNS[:2])})")
+    distance = fields.get("distance") or "0"
+    if not distance.strip().isdigit():
+        raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")
+    numbers = [fields.get(name) or "" for name in PAIR_COLUMNS[3:]]
+    try:
+        similarity, probability = (float(f) if f.strip() else None for f in numbers)
+    except ValueError:
+        raise InputError(f"{path}:{number}: similarity or probability {numbers!r} is not a number") from None
+    return ordered(a.strip(), b.strip(), int(distance), similarity, probability)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -183,14 +183,18 @@ class Solr:
                               hint="check `neardup solr status` or the cluster's shards; every shard needs a live replica")
         return found
 
-    def texts(self, ids: Sequence[str], batch: int = 1000) -> dict[str, str]:
-        """The stored text of each of ``ids`` that is indexed."""
+    def texts(self, ids: Sequence[str], batch: int = 1000,
+              progress: Callable[[int], Any] | None = None) -> dict[str, str]:
+        """The stored text of each of ``ids`` that is indexed; ``progress`` is
+        told how many ids each batch looked up."""
         found: dict[str, str] = {}
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
             docs = self.search("{!terms f=id separator=$sep}" + "\n".join(chunk), sep="\n", fl="id,content",
                                rows=len(chunk)).docs
             found.update((d["id"], d["content"]) for d in docs)
+            if progress is not None:
+                progress(len(chunk))
         return found
 
     def count(self, q: str = "*:*") -> int:

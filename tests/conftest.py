@@ -117,6 +117,16 @@ def restaurants_dir() -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def restaurant_records(restaurants_dir, tmp_path_factory) -> Path:
+    """The restaurant records as `ID TEXT` lines, prepared once per run."""
+    out = tmp_path_factory.mktemp("prepared") / "addresses.txt"
+    done = run_cli("prepare-restaurants", "--fodors", str(restaurants_dir / "fodors.txt"),
+                   "--zagats", str(restaurants_dir / "zagats.txt"), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
 def chromium_path() -> str:
     path = os.environ.get("NEARDUP_CHROMIUM") or shutil.which("chromium")
     if not path and Path("/usr/bin/chromium").is_file():

@@ -11,14 +11,10 @@ from neardup_solr.solr import Solr
 
 
 @pytest.fixture(scope="module")
-def restaurants(solr_node, restaurants_dir, tmp_path_factory):
+def restaurants(solr_node, restaurant_records, tmp_path_factory):
     work = tmp_path_factory.mktemp("everyday")
-    addresses = work / "addresses.txt"
-    done = run_cli("prepare-restaurants", "--fodors", str(restaurants_dir / "fodors.txt"),
-                   "--zagats", str(restaurants_dir / "zagats.txt"), "-o", str(addresses))
-    assert done.returncode == 0, done.stderr
     core = create_core(solr_node)
-    assert run_cli("index", str(addresses), "--solr-url", core.url).returncode == 0
+    assert run_cli("index", str(restaurant_records), "--solr-url", core.url).returncode == 0
     assert run_cli("report", str(work / "pairs.tsv"), "--solr-url", core.url).returncode == 0
     yield core, work
     drop_core(core)

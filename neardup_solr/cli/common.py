@@ -5,15 +5,21 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 import click
 from tqdm import tqdm
 
 from .. import cloud, server
-from ..errors import NeardupError
+from ..errors import InputError, MissingField, NeardupError
+from ..outputs import OUTPUT_FORMATS, TextLookup
+from ..records import TABLE_DELIMITERS, RecordReader
 from ..server import CORE
 from ..solr import DEFAULT_URL, Solr
+from ..sources import INPUT_FORMATS, Layout, RecordFile
 
 EXIT_SKIPPED_LINES = 6
 
@@ -81,3 +87,102 @@ def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
         return command(*args, solr=connect if lazy else connect(), **kwargs)
 
     return wrapper
+
+
+class _ReadingBar(tqdm):
+    """How far a reading of a file is: its bytes (compressed bytes for gzip)
+    against its size, the records so far beside them. ``update`` takes
+    records, as for a bar that counts them."""
+
+    def __init__(self, reader: RecordReader, **kwargs):
+        self.reader = reader
+        self.records = 0
+        super().__init__(total=reader.size, unit="B", unit_scale=True, unit_divisor=1024, **kwargs)
+
+    def update(self, n: int = 1) -> None:
+        self.records += n
+        self.set_postfix_str(f"{self.records:,} records", refresh=False)
+        super().update(self.reader.bytes_read - self.n)
+
+
+def reading_progress(reader: RecordReader, quiet: bool, desc: str = "indexing") -> tqdm:
+    """A bar for reading ``reader``'s file: percent done and time left from
+    the bytes read when the size is known; a count of records for a stream."""
+    if reader.size is None:
+        return progress(None, "rec", quiet, desc)
+    return _ReadingBar(reader, desc=desc, disable=True if quiet else None, file=sys.stderr)
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (value or "").split(",") if name.strip())
+
+
+def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda options: False):
+    """Adds the options that say how to read the RECORDS argument (format,
+    id and text columns or fields) and passes the command a
+    :class:`RecordFile` instead of a path. Standard input is copied first
+    when ``replay_if`` says so of the command's options (the command reads
+    its records twice then). A missing column is one error with a hint."""
+    if command is None:
+        return functools.partial(record_input, replay_if=replay_if)
+
+    @click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS),
+                  help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; else ID TEXT lines].")
+    @click.option("--id-column", metavar="NAME", help="CSV/TSV: the column holding the id.  [default: id]")
+    @click.option("--text-columns", metavar="A,B,...",
+                  help="CSV/TSV: the columns joined, in this order, into the text [default: every other column].")
+    @click.option("--id-field", metavar="NAME", help="JSON Lines: the field holding the id.  [default: id]")
+    @click.option("--text-fields", metavar="A,B,...",
+                  help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
+                  "holding text or a number].")
+    @functools.wraps(command)
+    def wrapper(*args, records: Path, input_format: str | None, id_column: str | None, text_columns: str | None,
+                id_field: str | None, text_fields: str | None, **kwargs):
+        source = RecordFile.of(records, input_format)
+        table, lines = source.format in TABLE_DELIMITERS, source.format == "jsonl"
+        for given, option, fits, kind in ((id_column or text_columns, "--id-column/--text-columns", table, "CSV/TSV"),
+                                          (id_field or text_fields, "--id-field/--text-fields", lines, "JSON Lines")):
+            if given and not fits:
+                raise click.UsageError(f"{option} are for {kind} input; {source.name} is read as {source.format} "
+                                       "(see --format)")
+        id_name, text_names = (id_column, text_columns) if table else (id_field, text_fields)
+        source = replace(source, layout=Layout(id_name or Layout.id_field, _names(text_names)))
+        replay = replay_if(kwargs)
+        try:
+            with source.replayable() if replay else nullcontext(source) as readable:
+                return command(*args, records=readable, **kwargs)
+        except MissingField as err:
+            option = {(True, "id"): "--id-column", (True, "text"): "--text-columns",
+                      (False, "id"): "--id-field", (False, "text"): "--text-fields"}[table, err.role]
+            what = "the id column" if err.role == "id" else "columns that are there"
+            raise InputError(err.message, hint=f"name {what} with {option}") from None
+
+    return wrapper
+
+
+def output_options(command=None, *, texts: bool = True):
+    """Adds ``--format`` (of what the command writes) and, with ``texts``,
+    ``--with-text``; passes ``out_format`` (``None``: from the file's name)
+    and ``with_text``."""
+    if command is None:
+        return functools.partial(output_options, texts=texts)
+    command = click.option("--format", "out_format", type=click.Choice(OUTPUT_FORMATS),
+                           help="Output format [default: from the name: .csv, .jsonl, each also .gz; else TSV].")(command)
+    if texts:
+        command = click.option("--with-text", is_flag=True,
+                               help="Add the records' texts (from Solr), so the file reads without a join.")(command)
+    return command
+
+
+def solr_texts(connect: Callable[[], Solr], bar: tqdm | None) -> TextLookup:
+    """A lookup of the texts stored in Solr (connecting when first needed)
+    that shows its progress on ``bar``."""
+
+    def lookup(ids: Sequence[str]) -> Mapping[str, str]:
+        if bar is not None:
+            bar.reset(total=len(ids))
+            bar.unit = "rec"
+            bar.set_description("reading texts")
+        return connect().texts(list(ids), progress=bar.update if bar is not None else None)
+
+    return lookup

@@ -19,9 +19,9 @@ from ..model import read_summary
 from ..pairs import read_pairs
 from ..bands import SAMPLE_RECORDS, choose
 from ..documents import sample_agreements
-from ..records import RecordReader, sample_records
+from ..records import read_texts, sample_records
 from ..solr import Solr
-from .common import say, solr_connection
+from .common import output_options, say, solr_connection, solr_texts
 
 
 @click.command("evaluate")
@@ -33,7 +33,8 @@ from .common import say, solr_connection
 @click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
 @click.option("--missed", "show_missed", is_flag=True, help="List the true pairs that were not reported.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="The `ID TEXT` file, to show the texts of missed pairs.")
+              help="The records file (any format `index` reads, with default columns), to show the texts of "
+              "missed pairs.")
 def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
              records: Path | None) -> None:
     """Score a pair file against true pairs; the last line holds the numbers.
@@ -58,7 +59,7 @@ def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_mis
         if about is not None and about["estimated"] is not None:
             say(f"saved the match model's histogram to {plots.model_histogram(model_plot_path(pairs), about)}")
     if show_missed:
-        texts = {r.id: r.text for r in RecordReader(records)} if records else {}
+        texts = read_texts(records) if records else {}
         for a, b in missed(found, truth):
             shown = f"\t{texts[a]}\t{texts[b]}" if a in texts and b in texts else ""
             click.echo(f"missed\t{a}\t{b}{shown}")
@@ -145,20 +146,30 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
 @click.command("clusters")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--json", "as_json", is_flag=True, help="Write JSON instead of TSV.")
-def clusters(pairs: Path, out: Path, as_json: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Write one JSON array instead of a table.")
+@output_options
+@solr_connection(lazy=True)
+def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with_text: bool,
+             solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
     Each connected component of the pairs is a cluster, largest first. The
-    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines.
+    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines; an OUT
+    named .csv or .jsonl (each also .gz), or --format, gives the same as CSV
+    or JSON Lines. --with-text lists one member a row with its text (from
+    Solr): `cluster_id, size, id, text`. PAIRS may be any pair file `report`
+    writes.
 
     \b
     Examples:
       neardup clusters pairs.tsv -o clusters.tsv
+      neardup clusters pairs.csv -o clusters.csv --with-text
       neardup clusters pairs.tsv -o clusters.json --json
     """
+    if as_json and (out_format or with_text):
+        raise click.UsageError("--json writes members only, as one array: leave out --format and --with-text")
     found = cluster_pair_file(pairs)
-    write_clusters(out, found, json=as_json)
+    write_clusters(out, found, json=as_json, format=out_format, texts=solr_texts(solr, None) if with_text else None)
     say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {out}")
 
 
@@ -166,7 +177,8 @@ def clusters(pairs: Path, out: Path, as_json: bool) -> None:
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Take the texts from this `ID TEXT` file instead of Solr.")
+              help="Take the texts from this records file (any format `index` reads, with default columns) "
+              "instead of Solr.")
 @click.option("--image", "images", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A PNG to show [default: PAIRS with .png and s-curve.png beside PAIRS, when present].")
 @click.option("--title", default="Near-duplicate clusters", show_default=True)
@@ -187,7 +199,7 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
     groups = cluster_pairs(found)
     wanted = {member for cluster in groups for member in cluster.members}
     if records is not None:
-        texts = {r.id: r.text for r in RecordReader(records) if r.id in wanted}
+        texts = read_texts(records, wanted)
         total = None
     else:
         connection = solr()

@@ -17,20 +17,27 @@ from ..documents import LSH_SHINGLES, IndexSettings, banding_for, save_model
 from ..indexer import BATCH_SIZE, index_records
 from ..errors import NeardupError
 from ..model import summary, summary_path
-from ..pairs import Pair, atomic_output, ordered, pair_lines, write_pairs
+from ..outputs import atomic_output, match_table, pair_table, write_table
+from ..pairs import Pair, ordered, write_pairs
 from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr, term
-from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connection
+from ..sources import RecordFile
+from .common import (EXIT_SKIPPED_LINES, output_options, progress, quiet_option, reading_progress, record_input, say,
+                     solr_connection, solr_texts)
 
 
 @click.command("index")
-@click.argument("records", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("records", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+# Standard input is read twice to check it first (--strict), to find the
+# new records' pairs (--append), or to sample it for the bands.
+@record_input(replay_if=lambda o: o["strict"] or o["append"] or (o["bands"] is None and o["band_rows"] is None))
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")
 @click.option("--pairs", "pairs_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="With --append: write the new records' pairs here instead of to stdout.")
+              help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
+              "Lines by the name).")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="With --append: smallest similarity reported [default: the cut of the model the last "
               f"report fitted, else {DEFAULT_THRESHOLD}].")
@@ -47,14 +54,18 @@ from .common import EXIT_SKIPPED_LINES, progress, quiet_option, say, solr_connec
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, threshold: float | None,
+def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None, threshold: float | None,
           signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
-    """Index an `ID TEXT` file, replacing what the index held.
+    """Index RECORDS, replacing what the index held.
 
-    A record whose id is indexed already replaces it. With --append the
-    index keeps what it held (and the settings it was built with) and the
-    new records' near duplicates are written as pairs, like `report` does.
+    RECORDS is a file of `ID TEXT` lines, CSV or TSV with a header row, or
+    JSON Lines, each maybe gzipped; the format comes from the name (.csv,
+    .tsv, .jsonl, each also .gz) or --format. `-` reads standard input
+    (`ID TEXT` unless --format says otherwise). A CSV record's id is in the
+    column --id-column names (default `id`) and its text is the columns
+    --text-columns names, joined in that order (default: every other
+    column); JSON Lines likewise with --id-field and --text-fields.
 
     The LSH banding (bands x rows) is chosen from a sample of the records:
     the one catching the lowest similarity with probability 0.99 while a
@@ -62,17 +73,26 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
     --records`). It is printed and kept with the index; --bands and
     --band-rows force one.
 
-    Bad lines are reported with file and line number and skipped, with a
-    count at the end and exit code 6; the valid records are all indexed.
-    With --strict the file is checked first and the first bad line fails
-    the command (exit code 4) before the index is touched.
+    A record whose id is indexed already replaces it. With --append the
+    index keeps what it held (and the settings it was built with) and the
+    new records' near duplicates are written as pairs, like `report` does.
+
+    Bad lines (rows, in CSV and TSV) are reported with file and line number
+    and skipped, with a count at the end and exit code 6; the valid records
+    are all indexed. With --strict the file is checked first and the first
+    bad line fails the command (exit code 4) before the index is touched;
+    so does a header without the id column. On a terminal a bar shows the
+    percent done and the time left, from the bytes read.
 
     \b
     Examples:
       neardup index data/addresses.txt
+      neardup index customers.csv --id-column customer_id --text-columns name,street,city
+      neardup index products.jsonl.gz --id-field sku --text-fields title,brand
+      zcat export.tsv.gz | neardup index - --format tsv
       neardup index --lean big.txt
       neardup index --bands 21 --band-rows 6 big.txt
-      neardup index --append new.txt --pairs new-pairs.tsv
+      neardup index --append new.txt --pairs new-pairs.csv
     """
     if strict:
         for _ in RecordReader(records, strict=True):
@@ -91,16 +111,16 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
         settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
                                  rows=band_rows or IndexSettings.rows, lsh_shingles=lsh_shingles,
                                  reference=not lean)
-    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"))
+    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
     started = time.monotonic()
     if not append:
         solr.delete_all()
         settings.save(solr)
         save_model(solr, None)
-    with progress(None, "rec", quiet, "indexing") as bar:
+    with reading_progress(reader, quiet) as bar:
         count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
-        + (f"; skipped {len(reader.bad)} bad lines" if reader.bad else ""))
+        + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append:
         search = OnlineSearch(solr, threshold)
         found: dict[frozenset[str], Pair] = {}
@@ -111,7 +131,7 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
                     found.setdefault(pair.key, pair)
                 bar.update(1)
         if pairs_out is None:
-            sys.stdout.writelines(pair_lines(found.values()))
+            write_table(sys.stdout, pair_table(found.values()), "tsv")
         else:
             write_pairs(pairs_out, found.values())
         say(f"{len(found)} pairs with the new records")
@@ -135,14 +155,19 @@ def index(records: Path, solr: Solr, append: bool, pairs_out: Path | None, thres
               help="Candidates verified per record (reference modes).")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
               help="Skip band keys held by more records than this (default mode).")
+@output_options
 @solr_connection
 @quiet_option
-def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: int, rows: int, max_bucket: int,
-           solr: Solr, quiet: bool) -> None:
+def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, rows: int, max_bucket: int,
+           out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
-    `<TAB>similarity<TAB>probability` in the default mode.
+    `<TAB>similarity<TAB>probability` in the default mode. An OUT named .csv
+    or .jsonl (each also .gz), or --format, gives CSV (a header
+    `id_a,id_b,distance,similarity,probability`) or JSON Lines (one object a
+    pair) instead; --with-text adds both records' texts (`text_a`, `text_b`;
+    TSV then has a header too).
 
     The default mode finds, for all records at once, those sharing an LSH
     band key of the repaired text's character 3-grams (no blocking), scores
@@ -151,14 +176,16 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
     all candidates, without labels. It keeps the pairs whose probability of
     being a match is at least 0.5 (or, with --threshold, whose similarity
     reaches it), prints the cut and the estimated precision and recall, and
-    keeps the model with the index for `query` and in OUT with .model.json
-    (read by `evaluate` and `html`). The reference modes (--shingles,
-    --minhash) ask Solr for each record's best ROWS candidates with the same
-    first word by values shared, and keep those within MAX_DIST words.
+    keeps the model with the index for `query` and beside OUT (OUT with
+    .model.json, read by `evaluate` and `html`). The reference modes (--shingles, --minhash) ask Solr
+    for each record's best ROWS candidates with the same first word by
+    values shared, and keep those within MAX_DIST words.
 
     \b
     Examples:
       neardup report pairs.tsv
+      neardup report pairs.csv --with-text
+      neardup report pairs.jsonl.gz
       neardup report --threshold 0.6 pairs.tsv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
@@ -167,7 +194,8 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
     if mode == "lsh":
         with progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands") as bar:
             verified = lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
-        count = write_pairs(out, verified.pairs)
+            count = write_pairs(out, verified.pairs, out_format,
+                                texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None)
         with atomic_output(summary_path(out)) as handle:
             json.dump(about, handle, indent=1)
@@ -177,7 +205,7 @@ def report(out: Path, mode: str, threshold: float, max_dist: int, signatures: in
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
             found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
                                     max_bucket=max_bucket, progress=bar, warn=say)
-            count = write_pairs(out, found)
+            count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
 
 
@@ -207,22 +235,28 @@ def _cut_text(cut: float | None) -> str:
               f"else {DEFAULT_THRESHOLD}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
+@output_options(texts=False)
 @solr_connection
-def query(text: str | None, record_id: str | None, threshold: float, limit: int, as_json: bool, solr: Solr) -> None:
+def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, as_json: bool,
+          out_format: str | None, solr: Solr) -> None:
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
     Each match shows its similarity (the default mode's soft weighted cosine), its
     word edit distance, its id, its text and, once a report has fitted the
-    match model, its probability of being a match. Exits 0 even when nothing
+    match model, its probability of being a match, tab-separated; --format
+    csv or jsonl writes them as CSV or JSON Lines. Exits 0 even when nothing
     matches; the output then has no matches.
 
     \b
     Examples:
       neardup query "Art's Deli 12224 Ventura Blvd. Studio City"
+      neardup query "Art's Deli 12224 Ventura Blvd. Studio City" --format jsonl
       neardup query --id 536 --json
     """
     if (text is None) == (record_id is None):
         raise click.UsageError("give either TEXT or --id ID")
+    if as_json and out_format:
+        raise click.UsageError("give either --json or --format")
     if record_id is not None:
         docs = solr.search(term("id", record_id), fl="content", rows=1).docs
         if not docs:
@@ -237,9 +271,7 @@ def query(text: str | None, record_id: str | None, threshold: float, limit: int,
                                            for m in matches]},
                               ensure_ascii=False))
         return
-    for m in matches:
-        shown = "" if m.probability is None else f"\t{m.probability:.4f}"
-        click.echo(f"{m.similarity:.4f}\t{m.distance}\t{m.id}\t{m.text}{shown}")
+    write_table(sys.stdout, match_table(matches), out_format or "tsv")
     if not matches:
         say(f"no record reaches similarity {search.threshold:.2f}")
 

@@ -1,0 +1,209 @@
+"""Results for people and their next tool: pairs, clusters and query
+matches as TSV, CSV or JSON Lines, optionally with the records' texts.
+
+Every result is a table, written in one of :data:`OUTPUT_FORMATS`:
+
+- ``tsv``: tab-separated cells; numbers of similarity or probability with 4
+  decimals; a cell that is missing at the end of a row is left out, one in
+  the middle is empty. Tabs and line breaks inside a text become spaces.
+  Pair files have no header unless they hold texts (so a plain pair file
+  stays ``id<TAB>neighbour<TAB>distance[<TAB>similarity[<TAB>probability]]``);
+  cluster files have one.
+- ``csv``: a header row, then one row each, as Python's ``csv`` module
+  writes them (fields quoted where they hold commas, quotes or line breaks).
+- ``jsonl``: one JSON object a line, keyed by the column names, a missing
+  value left out.
+
+Columns that no row has a value for (a similarity in the reference modes, a
+probability without a fitted model) are left out of the table. Files are
+written under a temporary name and renamed when complete (a name ending in
+``.gz`` is gzip-compressed), so a crash never leaves a file that looks
+finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import InputError
+from .records import id_key
+from .sources import format_from_name
+
+OUTPUT_FORMATS = ("tsv", "csv", "jsonl")
+_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+# Similarity and probability are shown to 4 decimals: finer steps say
+# nothing a person or a threshold could use, and the files stay stable.
+DECIMALS = 4
+CLUSTER_COLUMNS = ("cluster_id", "size", "members")
+# Texts of a table's ids: called once with every id the table needs.
+TextLookup = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+def output_format(path: Path | str, given: str | None = None) -> str:
+    """``given``, or the format ``path``'s name implies (TSV when it implies none)."""
+    return given or format_from_name(path, _BY_SUFFIX, default="tsv")
+
+
+@contextmanager
+def atomic_output(path: Path | str) -> Iterator[IO[str]]:
+    """A text file that appears at ``path`` only if the block completes;
+    gzip-compressed when the name ends in ``.gz``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        if path.suffix == ".gz":
+            with os.fdopen(fd, "wb") as raw:
+                # mtime 0 and no name in the header: the same data, the same bytes.
+                compressed = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0)
+                with io.TextIOWrapper(compressed, encoding="utf-8", newline="\n") as handle:
+                    yield handle
+                raw.flush()
+                os.fsync(raw.fileno())
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Table:
+    """``rows`` of values (``None`` where a row has none) under ``columns``.
+    ``optional`` columns are left out when no row has a value for them;
+    ``tsv_header`` says whether TSV starts with the column names."""
+
+    columns: tuple[str, ...]
+    rows: list[list[Any]]
+    tsv_header: bool = False
+    optional: frozenset[str] = frozenset()
+
+    def shown(self) -> Table:
+        """The table without the optional columns nobody has a value for."""
+        keep = [i for i, name in enumerate(self.columns)
+                if name not in self.optional or any(row[i] is not None for row in self.rows)]
+        if len(keep) == len(self.columns):
+            return self
+        return Table(tuple(self.columns[i] for i in keep), [[row[i] for i in keep] for row in self.rows],
+                     self.tsv_header)
+
+
+def _number(value: Any) -> Any:
+    return round(value, DECIMALS) if isinstance(value, float) else value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{DECIMALS}f}"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
+
+
+def _tsv_cell(value: Any) -> str:
+    return _LINE_BREAK.sub(" ", _cell(value)).replace("\t", " ")
+
+
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
+_UNSAFE_IN_LISTS = (",", "\t", "\n", "\r")
+
+
+def _check_lists(table: Table) -> None:
+    """A list is one cell of items joined by commas: an item may not hold one."""
+    for row in table.rows:
+        for value in row:
+            if isinstance(value, list):
+                for item in value:
+                    if any(c in item for c in _UNSAFE_IN_LISTS):
+                        raise InputError(f"id {item!r} cannot be listed in one TSV or CSV cell (it holds a comma, "
+                                         "tab or line break)", hint="write JSON Lines instead")
+
+
+def write_table(out: IO[str], table: Table, format: str) -> int:
+    """Write ``table`` to ``out`` as ``format``; returns the rows written.
+
+    A list value is one cell of comma-joined items in TSV and CSV, a JSON
+    array in JSON Lines.
+    """
+    table = table.shown()
+    if format in ("tsv", "csv"):
+        _check_lists(table)
+    if format == "tsv":
+        if table.tsv_header:
+            out.write("\t".join(table.columns) + "\n")
+        for row in table.rows:
+            while not table.tsv_header and row and row[-1] is None:
+                row = row[:-1]
+            out.write("\t".join(_tsv_cell(v) for v in row) + "\n")
+    elif format == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(table.columns)
+        writer.writerows([_cell(v) for v in row] for row in table.rows)
+    elif format == "jsonl":
+        for row in table.rows:
+            out.write(json.dumps({k: _number(v) for k, v in zip(table.columns, row) if v is not None},
+                                 ensure_ascii=False) + "\n")
+    else:
+        raise ValueError(f"format must be one of {OUTPUT_FORMATS}")
+    return len(table.rows)
+
+
+def save_table(path: Path | str, table: Table, format: str | None = None) -> int:
+    """Write ``table`` to the file ``path`` atomically, as ``format`` or as
+    its name implies; returns the rows written."""
+    with atomic_output(path) as out:
+        return write_table(out, table, output_format(path, format))
+
+
+def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
+    """Pairs (``a``, ``b``, ``distance``, ``similarity``, ``probability``) in
+    id order, with both records' texts when ``texts`` looks them up."""
+    rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
+    columns = ("id_a", "id_b", "distance", "similarity", "probability")
+    values = [[p.a, p.b, p.distance, p.similarity, p.probability] for p in rows]
+    if texts is not None:
+        found = texts(sorted({i for p in rows for i in (p.a, p.b)}, key=id_key))
+        columns += ("text_a", "text_b")
+        for row in values:
+            row += [found.get(row[0]), found.get(row[1])]
+    return Table(columns, values, tsv_header=texts is not None, optional=frozenset({"similarity", "probability"}))
+
+
+def cluster_table(clusters: Iterable, texts: TextLookup | None = None) -> Table:
+    """Clusters (``id``, ``members``) one a row; with ``texts``, one member a
+    row with its text."""
+    clusters = list(clusters)
+    if texts is None:
+        return Table(CLUSTER_COLUMNS, [[c.id, len(c.members), list(c.members)] for c in clusters],
+                     tsv_header=True)
+    found = texts(sorted({m for c in clusters for m in c.members}, key=id_key))
+    return Table(("cluster_id", "size", "id", "text"),
+                 [[c.id, len(c.members), m, found.get(m)] for c in clusters for m in c.members], tsv_header=True)
+
+
+def match_table(matches: Iterable) -> Table:
+    """Query matches (dataclasses with ``similarity``, ``distance``, ``id``,
+    ``text`` and maybe ``probability``), in the order given."""
+    rows = [asdict(m) for m in matches]
+    columns = ("similarity", "distance", "id", "text", "probability")
+    return Table(columns, [[row.get(c) for c in columns] for row in rows], optional=frozenset({"probability"}))
