@@ -88,3 +88,66 @@ Winchester Woodbury Woodland York
 STATES = "AL AZ CA CO CT FL GA IA ID IL IN KS KY MA MD ME MI MN MO NC NE NH NJ NM NV NY OH OK OR PA SC TN TX UT VA WA WI".split()
 
 EXTRA_WORDS = ["The", "Inc", "LLC", "Co", "Shop", "Express", "Original", "New"]
+
+# Other words a listing may use for the same kind of business (word-level noise).
+KIND_SYNONYMS = {
+    "Bakery": ["Bake Shop", "Bakehouse"], "Cafe": ["Coffee Shop", "Coffee Bar"], "Coffee House": ["Cafe", "Coffee Shop"],
+    "Diner": ["Restaurant", "Family Diner"], "Grill": ["Bar and Grill", "Grill House"], "Pizzeria": ["Pizza", "Pizza Shop"],
+    "Bistro": ["Restaurant", "Brasserie"], "Deli": ["Delicatessen", "Sandwich Shop"], "Tavern": ["Pub", "Bar"],
+    "Steakhouse": ["Steak House", "Chophouse"], "Noodle Bar": ["Noodle House", "Noodles"],
+    "Taqueria": ["Tacos", "Mexican Grill"], "Sushi Bar": ["Sushi", "Japanese Restaurant"],
+    "Ice Cream Shop": ["Ice Cream", "Creamery"], "Juice Bar": ["Juice Shop", "Smoothies"],
+    "Florist": ["Flowers", "Flower Shop"], "Bookstore": ["Books", "Book Shop"], "Hardware": ["Hardware Store", "Tools"],
+    "Pharmacy": ["Drugstore", "Chemist"], "Dental Clinic": ["Dentistry", "Family Dental"],
+    "Animal Hospital": ["Veterinary Clinic", "Vet Clinic"], "Law Office": ["Law Firm", "Attorneys"],
+    "Insurance Agency": ["Insurance", "Insurance Services"], "Barber Shop": ["Barbers", "Barbershop"],
+    "Hair Salon": ["Salon", "Hair Studio"], "Nail Spa": ["Nail Salon", "Nails"], "Day Spa": ["Spa", "Wellness Spa"],
+    "Fitness Center": ["Gym", "Fitness Club"], "Yoga Studio": ["Yoga", "Yoga Center"],
+    "Dance School": ["Dance Studio", "Dance Academy"], "Music Store": ["Music Shop", "Instruments"],
+    "Toy Store": ["Toys", "Toy Shop"], "Pet Supply": ["Pet Store", "Pet Shop"], "Garden Center": ["Nursery", "Garden Shop"],
+    "Auto Repair": ["Auto Service", "Garage"], "Tire Center": ["Tires", "Tire Shop"], "Car Wash": ["Auto Wash", "Car Care"],
+    "Dry Cleaners": ["Cleaners", "Dry Cleaning"], "Laundromat": ["Laundry", "Coin Laundry"],
+    "Tailor": ["Alterations", "Tailoring"], "Shoe Repair": ["Cobbler", "Shoe Service"], "Print Shop": ["Printing", "Printers"],
+    "Photo Studio": ["Photography", "Portrait Studio"], "Art Gallery": ["Gallery", "Fine Art"],
+    "Frame Shop": ["Framing", "Custom Framing"], "Jewelers": ["Jewelry", "Jewellers"], "Optical": ["Optician", "Eyewear"],
+    "Bicycle Shop": ["Bikes", "Cycle Shop"], "Sporting Goods": ["Sports", "Sport Shop"],
+    "Furniture": ["Furniture Store", "Home Furnishings"], "Appliance Repair": ["Appliance Service", "Appliances"],
+    "Plumbing": ["Plumbers", "Plumbing Services"], "Electric": ["Electrical", "Electricians"],
+    "Roofing": ["Roofers", "Roofing Services"], "Moving Company": ["Movers", "Moving"], "Storage": ["Self Storage", "Storage Units"],
+    "Travel Agency": ["Travel", "Travel Services"], "Real Estate": ["Realty", "Realtors"],
+    "Accounting": ["Accountants", "Bookkeeping"], "Tax Service": ["Tax Preparation", "Taxes"],
+    "Credit Union": ["Federal Credit Union", "Community Credit Union"], "Pawn Shop": ["Pawn", "Pawnbrokers"],
+    "Thrift Store": ["Thrift Shop", "Secondhand"], "Grocery": ["Grocery Store", "Food Market"], "Market": ["Marketplace", "Foods"],
+    "Butcher": ["Meats", "Butcher Shop"], "Fish Market": ["Seafood", "Fishmonger"], "Wine Shop": ["Wines", "Wine Cellar"],
+    "Brewery": ["Brewing Company", "Brewpub"], "Tea Room": ["Tea House", "Tea Shop"], "Chocolatier": ["Chocolates", "Chocolate Shop"],
+    "Candy Shop": ["Candy", "Sweets"], "Bagel Shop": ["Bagels", "Bagel Bakery"],
+}
+
+STATE_NAMES = {
+    "AL": "Alabama", "AZ": "Arizona", "CA": "California", "CO": "Colorado", "CT": "Connecticut", "FL": "Florida",
+    "GA": "Georgia", "IA": "Iowa", "ID": "Idaho", "IL": "Illinois", "IN": "Indiana", "KS": "Kansas", "KY": "Kentucky",
+    "MA": "Massachusetts", "MD": "Maryland", "ME": "Maine", "MI": "Michigan", "MN": "Minnesota", "MO": "Missouri",
+    "NC": "North Carolina", "NE": "Nebraska", "NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico",
+    "NV": "Nevada", "NY": "New York", "OH": "Ohio", "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania",
+    "SC": "South Carolina", "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VA": "Virginia", "WA": "Washington",
+    "WI": "Wisconsin",
+}
+
+# Words before a unit number in an address.
+UNITS = ["Suite", "Unit", "Ste", "Floor"]
+
+# A given name and the other form people also go by: a short form of a
+# formal name, or the formal name of a short one, as in GIVEN.
+NICKNAMES = [
+    ("Abigail", "Abby"), ("Albert", "Al"), ("Alexander", "Alex"), ("Amanda", "Mandy"), ("Andrew", "Andre"),
+    ("Angela", "Angie"), ("Anthony", "Tony"), ("Arthur", "Art"), ("Barbara", "Barb"), ("Benjamin", "Ben"),
+    ("Bernard", "Bernie"), ("Elizabeth", "Beth"), ("William", "Bill"), ("Caroline", "Carrie"), ("Carol", "Carole"),
+    ("Christopher", "Chris"), ("Daniel", "Dan"), ("David", "Dave"), ("Diana", "Di"), ("Douglas", "Doug"),
+    ("Edward", "Ed"), ("Eliza", "Liza"), ("Emily", "Em"), ("Francis", "Frank"), ("Gregory", "Greg"),
+    ("Harold", "Harry"), ("Henry", "Hank"), ("Isaac", "Ike"), ("John", "Jack"), ("James", "Jim"), ("Jennifer", "Jenny"),
+    ("Joseph", "Joe"), ("Julia", "Julie"), ("Katherine", "Kate"), ("Kimberly", "Kim"), ("Lucas", "Luke"),
+    ("Michael", "Mike"), ("Nathan", "Nate"), ("Oliver", "Ollie"), ("Pamela", "Pam"), ("Peter", "Pete"),
+    ("Philip", "Phil"), ("Robert", "Bob"), ("Samuel", "Sam"), ("Sandra", "Sandy"), ("Sara", "Sally"), ("Stanley", "Stan"),
+    ("Steven", "Steve"), ("Susan", "Sue"), ("Theodore", "Ted"), ("Teresa", "Tess"), ("Theodore", "Theo"),
+    ("Christina", "Tina"), ("Thomas", "Tom"), ("Victor", "Vic"), ("William", "Will"), ("Zoe", "Zoey"),
+]
