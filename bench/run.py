@@ -52,12 +52,18 @@ THRESHOLD = 0.45  # the default 0.7 is tuned on restaurants; these duplicates ca
 
 
 def neardup(*args: str) -> float:
-    """Run a neardup command as users do; its wall time."""
+    """Run a neardup command as users do, without progress bars; its wall time."""
+    return run_cli(*args, "--quiet")[0]
+
+
+def run_cli(*args: str) -> tuple[float, str]:
+    """Run a neardup command as users do, in a child process; its wall time and
+    what it said on stderr. A failing command ends the run with its message."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "neardup_solr", *args, "--quiet"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "neardup_solr", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"neardup {' '.join(args)} failed: {done.stderr.strip()}")
-    return time.perf_counter() - started
+    return time.perf_counter() - started, done.stderr
 
 
 def score(pairs_file: Path, truth: set[tuple[str, str]]) -> dict[str, float]:
@@ -134,13 +140,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def machine(solr: Solr) -> dict[str, str]:
+def machine(solr: Solr, packages: tuple[str, ...] = ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")
+            ) -> dict[str, str]:
     info = solr.get("../admin/info/system")
     memory = next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
     return {
         "cores": str(os.cpu_count()), "memory": f"{int(memory.split()[1]) / 2**20:.1f} GiB",
         "python": platform.python_version(),
-        **{name: version(name) for name in ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")},
+        **{name: version(name) for name in packages},
         "solr": info["lucene"]["solr-spec-version"],
         "java": info["jvm"]["version"], "os": platform.platform(),
     }

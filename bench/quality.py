@@ -1,0 +1,299 @@
+"""Detection quality with every default, on every labeled data set we have.
+
+``python -m bench.quality [--sets a,b,...] [--out bench/QUALITY.md]`` starts a
+local Solr (its own port and a temporary data folder, as ``bench.run`` does),
+and for each data set makes a fresh core, runs the command line as users do,
+in child processes and with no option changed::
+
+    neardup index RECORDS
+    neardup report PAIRS
+
+then scores the pairs against the set's true pairs (``neardup_solr.evaluate``,
+what ``neardup evaluate`` prints) and writes a table: records, true pairs,
+pairs, precision, recall, F1, the report's own estimates of precision and
+recall beside the measured ones (from the model file the report writes
+beside the pairs, where there is one), the share of true pairs that became
+LSH candidates, and the seconds of index + report.
+
+The data sets (``--sets``, all by default):
+
+- ``restaurants-reference``: the raw Fodor's and Zagat's guide files kept
+  beside the checkout (``../shared/data/restaurants``, or the folder named
+  by ``NEARDUP_RESTAURANTS``), made into records by ``neardup
+  prepare-restaurants``; 864 records, 112 true pairs;
+- ``restaurants-pypi``: the same restaurants from PyPI (``neardup datasets
+  restaurants``), with that copy's own ids and matches;
+- ``records-light``, ``records-heavy``, ``records-words``: ``bench.generate``
+  business records at its three noise levels (20,000 records each);
+- ``people``: ``bench.people`` person records (10,000);
+- ``documents``: ``bench.documents`` documents of 100-600 words (2,000).
+
+Generated sets use ``--seed`` (1) and are written anew on every run into
+``--data`` (``bench/data/quality``), where the pair files stay for a look
+afterwards. Timings are measured, never asserted; a failing command ends
+the run with its message and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from neardup_solr.collisions import LSH_FIELD, MAX_BUCKET
+from neardup_solr.errors import NeardupError
+from neardup_solr.evaluate import read_gold, score
+from neardup_solr.pairs import read_pairs
+from neardup_solr.solr import Solr
+
+from . import documents, generate, people
+from .run import local_solr, machine, run_cli
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+@dataclass(frozen=True)
+class DataSet:
+    name: str
+    size: int | None  # records by default; None: the set has a fixed size
+    what: str  # what the set exercises, for the results file
+    prepare: Callable[[Path, int, int], tuple[Path, Path]]  # (folder, n, seed) -> (records, true pairs)
+
+
+def _reference_restaurants(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+    source = Path(os.environ.get("NEARDUP_RESTAURANTS", ROOT.parent / "shared" / "data" / "restaurants"))
+    missing = [name for name in ("fodors.txt", "zagats.txt", "gold_pairs.tsv") if not (source / name).is_file()]
+    if missing:
+        raise SystemExit(f"restaurant guide files missing in {source}: {', '.join(missing)} (set NEARDUP_RESTAURANTS "
+                         "to their folder, or leave restaurants-reference out with --sets)")
+    records = folder / "addresses.txt"
+    run_cli("prepare-restaurants", "--fodors", str(source / "fodors.txt"), "--zagats", str(source / "zagats.txt"),
+            "-o", str(records))
+    return records, source / "gold_pairs.tsv"
+
+
+def _pypi_restaurants(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+    run_cli("datasets", "restaurants", "-o", str(folder))
+    return folder / "addresses.txt", folder / "gold_pairs.tsv"
+
+
+def _records(noise: str) -> Callable[[Path, int, int], tuple[Path, Path]]:
+    return lambda folder, n, seed: generate.generate(n, seed, folder, noise)
+
+
+SETS = {s.name: s for s in (
+    DataSet("restaurants-reference", None, "short real records, two guides' wording; the reference numbering",
+            _reference_restaurants),
+    DataSet("restaurants-pypi", None, "the same restaurants from the PyPI copy, its own ids and matches",
+            _pypi_restaurants),
+    DataSet("records-light", 20_000, "business names and addresses, one or two edits a duplicate",
+            _records("light")),
+    DataSet("records-heavy", 20_000, "the same records, two to four edits, typos in several words", _records("heavy")),
+    DataSet("records-words", 20_000, "the same records, three to five word-level changes (dropped, added, "
+            "replaced, reordered)", _records("words")),
+    DataSet("people", 10_000, "person records: typos, OCR confusions, swapped names, initials, nicknames, "
+            "missing fields, transposed digits; households that are not duplicates",
+            lambda folder, n, seed: people.generate(n, seed, folder)),
+    DataSet("documents", 2_000, "documents of 100-600 words of real prose: near copies with paragraphs "
+            "moved and sentences added or dropped, a footer shared by many non-copies",
+            lambda folder, n, seed: documents.generate(n, seed, folder)),
+)}
+
+
+def estimates(pairs: Path) -> dict | None:
+    """The report's own estimates, from the model file it writes beside the
+    pairs (``pairs.tsv`` -> ``pairs.model.json``): ``{"precision", "recall",
+    "true_pairs", "cut"}``, or None where the report wrote no such file."""
+    sidecar = pairs.with_suffix(".model.json")
+    if not sidecar.is_file():
+        return None
+    model = json.loads(sidecar.read_text(encoding="utf-8"))
+    estimated = model["estimated"]
+    return {"precision": float(estimated["precision"]), "recall": float(estimated["recall"]),
+            "true_pairs": float(estimated["true_pairs"]), "cut": model.get("cut")}
+
+
+def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset[str]]]:
+    """The true pairs whose records share an LSH band key (``any``), and those
+    sharing one held by at most MAX_BUCKET records, the ones the report reads
+    (``kept``)."""
+    keys: dict[str, set[str]] = {}
+    held: Counter[str] = Counter()
+    for doc in solr.iter_docs(["id", LSH_FIELD], batch=5000):
+        keys[doc["id"]] = set(doc.get(LSH_FIELD, ()))
+        held.update(keys[doc["id"]])
+    found: dict[str, set[frozenset[str]]] = {"any": set(), "kept": set()}
+    for pair in gold:
+        a, b = (keys.get(i, set()) for i in pair)
+        shared = a & b
+        if shared:
+            found["any"].add(pair)
+        if any(held[key] <= MAX_BUCKET for key in shared):
+            found["kept"].add(pair)
+    return found
+
+
+class Cores:
+    """Fresh cores from the ``neardup`` configset on one Solr node, one a data
+    set, so every set starts from the defaults; each is removed after its set."""
+
+    def __init__(self, core_url: str):
+        self.base = core_url.rstrip("/").rsplit("/", 1)[0]
+
+    def create(self, name: str) -> str:
+        self._admin(action="CREATE", name=name, configSet="neardup")
+        return f"{self.base}/{name}"
+
+    def remove(self, name: str) -> None:
+        self._admin(action="UNLOAD", core=name, deleteInstanceDir="true")
+
+    def _admin(self, **params: str) -> None:
+        try:
+            answer = requests.get(f"{self.base}/admin/cores", params={**params, "wt": "json"}, timeout=300)
+        except requests.RequestException as err:
+            raise SystemExit(f"Solr at {self.base} did not answer: {type(err).__name__}") from None
+        if answer.status_code != 200:
+            raise SystemExit(f"Solr refused to {params['action'].lower()} a core: {answer.text[:300]}")
+
+
+def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) -> dict:
+    """Prepare one data set, run index + report with defaults, score the pairs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    records, gold_file = data_set.prepare(folder, n, seed)
+    gold = read_gold(gold_file)
+    name = "quality_" + data_set.name.replace("-", "_")
+    url = cores.create(name)
+    try:
+        pairs = folder / "pairs.tsv"
+        pairs.with_suffix(".model.json").unlink(missing_ok=True)  # only this run's model counts
+        index_s, _ = run_cli("index", str(records), "--solr-url", url, "--quiet")
+        report_s, said = run_cli("report", str(pairs), "--solr-url", url, "--quiet")
+        found = read_pairs(pairs)
+        result = score(found, gold)
+        solr = Solr(url, timeout=600)
+        records_indexed = solr.count()
+        shared = candidates(solr, gold)
+    finally:
+        cores.remove(name)
+    reported = {p.key for p in found}
+    missed = gold - reported
+    return {
+        "name": data_set.name, "records": records_indexed, "true_pairs": len(gold), "pairs": result.found,
+        "true": result.true, "precision": result.precision, "recall": result.recall, "f1": result.f1,
+        "estimated": estimates(pairs), "candidates_any": len(shared["any"]) / len(gold) if gold else 0.0,
+        "candidates_kept": len(shared["kept"]) / len(gold) if gold else 0.0,
+        "missed_not_candidates": len(missed - shared["kept"]), "missed_below_cut": len(missed & shared["kept"]),
+        "index_seconds": index_s, "report_seconds": report_s, "report_said": said.strip(),
+        "pairs_file": str(pairs), "gold_file": str(gold_file), "records_file": str(records),
+    }
+
+
+def _estimate(results: dict, key: str) -> str:
+    shown = "n/a" if results["estimated"] is None else f"{results['estimated'][key]:.3f}"
+    return f"{shown} / {results[key]:.3f}"
+
+
+def markdown(command: str, machine_info: dict[str, str], rows: list[dict]) -> str:
+    lines = [
+        "# Detection quality with defaults only",
+        "",
+        f"`{command}`: each data set indexed into a fresh core with `neardup index RECORDS` and reported with "
+        "`neardup report PAIRS`, no option changed, both run as child processes as users run them; the pairs "
+        "scored against the set's true pairs as `neardup evaluate` scores them.",
+        "",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in machine_info.items()) + ".",
+        "",
+        "| data set | records | true pairs | pairs | precision | recall | F1 | est. precision / measured | "
+        "est. recall / measured | LSH candidates | seconds (index + report) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| {r['name']} | {r['records']:,} | {r['true_pairs']:,} | {r['pairs']:,} | {r['precision']:.3f} | "
+          f"{r['recall']:.3f} | {r['f1']:.3f} | {_estimate(r, 'precision')} | {_estimate(r, 'recall')} | "
+          f"{r['candidates_kept']:.3f} ({r['candidates_any']:.3f}) | "
+          f"{r['index_seconds'] + r['report_seconds']:.1f} ({r['index_seconds']:.1f} + {r['report_seconds']:.1f}) |"
+          for r in rows),
+        "",
+        "Estimates come from the model file the report writes beside the pairs (`PAIRS.model.json`); n/a where "
+        "it wrote none. LSH candidates: the share of true pairs whose two records share a band key held by at "
+        f"most {MAX_BUCKET} records (the buckets the report reads); in brackets, sharing any band key.",
+        "",
+        "## Where true pairs are lost",
+        "",
+        "| data set | missed | never candidates | verified below the cut |",
+        "| --- | --- | --- | --- |",
+        *(f"| {r['name']} | {r['missed_not_candidates'] + r['missed_below_cut']:,} | {r['missed_not_candidates']:,} "
+          f"| {r['missed_below_cut']:,} |" for r in rows),
+        "",
+        "## The data sets",
+        "",
+        *(f"- `{r['name']}`: {SETS[r['name']].what}." for r in rows),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def sizes(given: list[str]) -> dict[str, int]:
+    """``--n SET=N`` options as a dict."""
+    found = {}
+    for item in given:
+        name, _, value = item.partition("=")
+        if name not in SETS or SETS[name].size is None or not value.isdigit() or int(value) < 1:
+            raise SystemExit(f"--n {item}: expected SET=N with a generated set ({', '.join(k for k, s in SETS.items() if s.size)})")
+        found[name] = int(value)
+    return found
+
+
+def run(chosen: list[str], n: dict[str, int], seed: int, data: Path, solr_url: str | None) -> tuple[list[dict], dict]:
+    """Measure each chosen set on the given Solr, or on a fresh local one."""
+    rows = []
+    with local_solr(solr_url) as url:
+        cores = Cores(url)
+        info = machine(Solr(url), packages=("numpy", "mmh3", "rapidfuzz", "pysolr", "neardup-solr"))
+        for name in chosen:
+            print(f"{name} ...", file=sys.stderr, flush=True)
+            rows.append(measure(SETS[name], data / name, n.get(name, 0), seed, cores))
+            r = rows[-1]
+            print(f"{name}: found={r['pairs']} true={r['true']} precision={r['precision']:.3f} "
+                  f"recall={r['recall']:.3f} f1={r['f1']:.3f} seconds={r['index_seconds'] + r['report_seconds']:.1f}",
+                  file=sys.stderr, flush=True)
+    return rows, info
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n\n")[0],
+                                     epilog="example: python -m bench.quality --sets restaurants-pypi,people")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated data sets (default all: {', '.join(SETS)})")
+    parser.add_argument("--n", action="append", default=[], metavar="SET=N", help="records of a generated set")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the generated sets (default 1)")
+    parser.add_argument("--data", type=Path, default=HERE / "data" / "quality", help="folder for the data and pairs")
+    parser.add_argument("--solr-url", help="a core on an existing local Solr; fresh cores are made beside it "
+                        "(default: a fresh local Solr for the run)")
+    parser.add_argument("--out", type=Path, default=HERE / "QUALITY.md")
+    parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    args = parser.parse_args(argv)
+    chosen = [name.strip() for name in args.sets.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in SETS]
+    if unknown or not chosen:
+        parser.error(f"unknown data set {', '.join(unknown)}; choose from {', '.join(SETS)}")
+    n = {name: s.size for name, s in SETS.items() if s.size} | sizes(args.n)
+    command = " ".join(["python -m bench.quality", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    try:
+        rows, info = run(chosen, n, args.seed, args.data, args.solr_url)
+    except NeardupError as err:
+        raise SystemExit(f"bench.quality: {err}") from None
+    args.out.write_text(markdown(command, info, rows), encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps({"command": command, "machine": info, "sets": rows}, indent=1))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
