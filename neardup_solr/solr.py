@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import takewhile
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -54,6 +55,23 @@ def overlap_query(field: str, values: Iterable[str]) -> str:
     return " OR ".join(f"{term(field, v)}^=1" for v in values)
 
 
+class _Backoff(Retry):
+    """Waits ``backoff_factor`` x 1, 2, 4, ... before the 1st, 2nd, 3rd retry.
+
+    urllib3 2 retries the first time at once and waits only from the second
+    retry on (0, 1, 2 s with a factor of 0.5): a Solr that answered 503 for
+    a moment is asked again before it could recover.
+    """
+
+    def get_backoff_time(self) -> float:
+        errors = len(list(takewhile(lambda attempt: attempt.redirect_location is None, reversed(self.history))))
+        if errors == 0:
+            return 0.0
+        # urllib3's cap on a wait (120 s); an instance attribute from urllib3 2 on.
+        cap = getattr(self, "backoff_max", Retry.DEFAULT_BACKOFF_MAX)
+        return float(min(cap, self.backoff_factor * 2 ** (errors - 1)))
+
+
 def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool | str) -> requests.Session:
     # Every request we send is idempotent (queries; adds, deletes and commits
     # by id), so all methods and read errors are retried too.
@@ -65,7 +83,7 @@ def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool 
     session.proxies = requests.utils.get_environ_proxies(url)
     if verify is True:
         verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
-    retry = Retry(
+    retry = _Backoff(
         total=retries,
         connect=retries,
         read=retries,
