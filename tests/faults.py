@@ -1,7 +1,8 @@
 """A fault-injecting proxy in front of the real Solr, for retry tests.
 
 It forwards every request to Solr unchanged, except the first ``failures``
-of those that ``match`` (all by default): those get a 503 answer, a dropped
+of those that ``match`` (all by default), once ``after`` of them went
+through unharmed: those get a 503 answer, a dropped
 connection, a late answer (``slow``), no answer at all until the client
 gives up (``hang``), or Solr's own answer marked as partial
 (``partial``), as chosen. It never answers for Solr itself.
@@ -54,9 +55,10 @@ class Exchange:
 
 class FaultyProxy:
     def __init__(self, target: str, fault: str = "503", failures: int = 0, delay: float = 0.0,
-                 match: Callable[[str, str, bytes], bool] = lambda method, path, body: True):
+                 match: Callable[[str, str, bytes], bool] = lambda method, path, body: True, after: int = 0):
         self.target, self.fault, self.failures, self.delay = target.rstrip("/"), fault, failures, delay
-        self.match = match
+        self.match, self.after = match, after
+        self._matched = 0
         self.log: list[Exchange] = []
         self._lock = threading.Lock()
         self._faulted = 0
@@ -77,7 +79,9 @@ class FaultyProxy:
             def _relay(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with proxy._lock:
-                    failing = proxy._faulted < proxy.failures and proxy.match(self.command, self.path, body)
+                    matching = proxy.match(self.command, self.path, body)
+                    proxy._matched += matching
+                    failing = matching and proxy._matched > proxy.after and proxy._faulted < proxy.failures
                     proxy._faulted += failing
                     exchange = Exchange(self.command, self.path, body, time.monotonic(), failing)
                     proxy.log.append(exchange)
