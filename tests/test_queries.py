@@ -2,7 +2,9 @@
 
 import pytest
 
-from neardup_solr.candidates import LSH, MINHASH, SHINGLES, near_duplicates
+from conftest import run_cli, write_records
+
+from neardup_solr.candidates import LSH, MINHASH, SHINGLES, candidates, near_duplicates
 from neardup_solr.indexer import index_records
 from neardup_solr.pairs import Pair
 from neardup_solr.records import Record
@@ -52,6 +54,73 @@ def test_overlap_score_counts_shared_values(hostile_core):
         rows=10,
     ).docs
     assert {d["id"]: d["score"] for d in found} == {"h6": 1.0, "h7": 1.0, "plain": 1.0}
+
+
+def test_candidates_rank_by_how_many_values_they_share_then_by_id(core):
+    """Scores count shared values whatever their rarity; equal counts go in id
+    order, not in the order Solr happened to store the documents."""
+    query = {"id": "q", "first_word": "alpha"}
+    shared = {  # id: the query's values it holds; stored in this order
+        "d9": ["v1"],
+        "t3": ["v1", "v2"],
+        "d8": ["v1", "v2"],
+        "t1": ["v1", "v2"],
+        "d7": ["v1", "v2", "v3"],
+        "t2": ["v1", "v2"],
+        "d6": ["v1", "v2", "v3", "v4"],
+    }
+    docs = [{"id": i, "content": i, "first_word": "alpha", "content_ng": v} for i, v in shared.items()]
+    # v1 and v2 are common and v4 rare: a relevance score would weigh them apart.
+    docs += [{"id": f"f{n}", "content": "filler", "first_word": "other", "content_ng": ["v1", "v2"]}
+             for n in range(20)]
+    core.add(docs)
+    core.commit()
+    found = candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], rows=7)
+    assert [d["id"] for d in found] == ["d6", "d7", "d8", "t1", "t2", "t3", "d9"]
+    scored = core.search(overlap_query("content_ng", ["v1", "v2", "v3", "v4"]), fq="first_word:alpha",
+                         fl="id,score", rows=10).docs
+    assert {d["id"]: d["score"] for d in scored} == {i: float(len(v)) for i, v in shared.items()}
+    # The cut keeps the best: a tie at the edge is settled by id.
+    assert [d["id"] for d in candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], rows=4)] == [
+        "d6", "d7", "d8", "t1"]
+
+
+def twelve_words(stem: str) -> list[str]:
+    return [f"{stem}{n}" for n in range(12)]
+
+
+def with_two_words_changed(words: list[str]) -> list[str]:
+    """Word edit distance 2; of the 10 word 3-shingles, 4 survive (those at 0, 4, 5, 9)."""
+    changed = list(words)
+    changed[3], changed[8] = "changed", "replaced"
+    return changed
+
+
+def test_the_best_10_cut_and_its_id_tie_break_decide_which_pairs_are_found(core, tmp_path):
+    """Each record is compared with its best --rows candidates only.
+
+    Record 100's twin (distance 2) shares 4 shingles with it, ten decoys
+    (distance 3) all 10: the twin is 11th, found with --rows 11, not 10.
+    Record 200's twin and ten decoys all share 4 shingles with it: the twin
+    has the smallest id, so it is within the best 10, though stored last.
+    """
+    a, b = twelve_words("able"), twelve_words("baker")
+    lines = [" ".join(["100", *a])]
+    lines += [" ".join([str(101 + n), *a, f"extra{n}x", f"extra{n}y", f"extra{n}z"]) for n in range(1, 11)]
+    lines += [" ".join(["200", *b])]
+    lines += [" ".join([str(201 + n), *with_two_words_changed(b), f"more{n}x", f"more{n}y", f"more{n}z"])
+              for n in range(1, 11)]
+    lines += [" ".join(["101", *with_two_words_changed(a)]), " ".join(["201", *with_two_words_changed(b)])]
+    records = write_records(tmp_path / "records.txt", lines)
+    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    found = {}
+    for rows in ("10", "11"):
+        out = tmp_path / f"pairs{rows}.tsv"
+        done = run_cli("report", "--shingles", "--max-dist", "2", "--rows", rows, str(out), "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        found[rows] = out.read_text()
+    assert found["10"] == "200\t201\t2\n"
+    assert found["11"] == "100\t101\t2\n200\t201\t2\n"
 
 
 def test_hostile_records_find_their_twins_and_nothing_else(core):
