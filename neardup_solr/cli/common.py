@@ -45,6 +45,31 @@ data_dir_option = click.option(
 port_option = click.option("--port", type=click.IntRange(1, 65535), default=server.DEFAULT_PORT, show_default=True)
 
 
+def access_options(command):
+    """The options that say as whom Solr is reached and which certificates it may show."""
+    for option in reversed([
+        click.option("--user", envvar="SOLR_USER", help="User for basic authentication (env SOLR_USER)."),
+        click.option("--password-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+                     help="File holding the password (else env SOLR_PASSWORD)."),
+        click.option("--ca-cert", envvar="SOLR_CA_CERT", type=click.Path(dir_okay=False, exists=True),
+                     help="CA certificate (PEM) to verify Solr's TLS certificate with (env SOLR_CA_CERT)."),
+    ]):
+        command = option(command)
+    return command
+
+
+def open_solr(url: str, *, user: str | None, password_file: Path | None, ca_cert: str | None,
+              timeout: float = 120.0, retries: int = 3) -> Solr:
+    """A client for ``url`` with the access options' credentials and CA."""
+    auth = None
+    if user:
+        password = password_file.read_text().rstrip("\r\n") if password_file else os.environ.get("SOLR_PASSWORD")
+        if password is None:
+            raise NeardupError(f"no password for user {user!r}", hint="set SOLR_PASSWORD or use --password-file")
+        auth = (user, password)
+    return Solr(url, timeout=timeout, retries=retries, auth=auth, verify=ca_cert or True)
+
+
 def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
     """Adds the options that say where Solr is and how to reach it, and
     passes the command a ``solr`` that has answered a ping (with
@@ -58,11 +83,7 @@ def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
     @click.option("--zk-host", envvar="ZK_HOST", metavar="HOST:PORT[/CHROOT]",
                   help="SolrCloud's ZooKeeper, instead of --solr-url: a live node serves --collection (env ZK_HOST).")
     @click.option("--collection", default=CORE, show_default=True, help="The collection, with --zk-host.")
-    @click.option("--user", envvar="SOLR_USER", help="User for basic authentication (env SOLR_USER).")
-    @click.option("--password-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-                  help="File holding the password (else env SOLR_PASSWORD).")
-    @click.option("--ca-cert", envvar="SOLR_CA_CERT", type=click.Path(dir_okay=False, exists=True),
-                  help="CA certificate (PEM) to verify Solr's TLS certificate with (env SOLR_CA_CERT).")
+    @access_options
     @click.option("--timeout", envvar="NEARDUP_TIMEOUT", type=click.FloatRange(0, min_open=True), default=120.0,
                   show_default=True, help="Seconds to wait for one Solr answer (env NEARDUP_TIMEOUT).")
     @click.option("--retries", envvar="NEARDUP_RETRIES", type=click.IntRange(0, 10), default=3, show_default=True,
@@ -71,15 +92,8 @@ def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
     def wrapper(*args, solr_url, zk_host, collection, user, password_file, ca_cert, timeout, retries, **kwargs):
         def connect() -> Solr:
             url = cloud.collection_url(zk_host, collection) if zk_host else solr_url
-            auth = None
-            if user:
-                password = (password_file.read_text().rstrip("\r\n") if password_file
-                            else os.environ.get("SOLR_PASSWORD"))
-                if password is None:
-                    raise NeardupError(f"no password for user {user!r}",
-                                       hint="set SOLR_PASSWORD or use --password-file")
-                auth = (user, password)
-            solr = Solr(url, timeout=timeout, retries=retries, auth=auth, verify=ca_cert or True)
+            solr = open_solr(url, user=user, password_file=password_file, ca_cert=ca_cert, timeout=timeout,
+                             retries=retries)
             if ping:
                 solr.ping()
             return solr

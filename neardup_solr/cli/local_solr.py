@@ -10,7 +10,7 @@ import click
 from .. import cloud, server
 from ..errors import NeardupError
 from ..solr import Solr
-from .common import data_dir_option, port_option, say, solr_connection
+from .common import access_options, data_dir_option, open_solr, port_option, say, solr_connection
 
 
 @click.group()
@@ -77,10 +77,13 @@ def solr_stop(data_dir: Path, node: int | None) -> None:
 
 @solr.command("status")
 @data_dir_option
-def solr_status(data_dir: Path) -> None:
+@access_options
+def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca_cert: str | None) -> None:
     """Say whether the local Solr runs, where, and how many records it holds.
 
-    Exits 0 when it runs and answers, 3 otherwise.
+    Exits 0 when it runs and answers, 3 otherwise. Counting the records of
+    a node that asks for credentials or serves HTTPS (--tls-keystore) takes
+    the same --user and --ca-cert as the other commands.
     """
     if (cluster := cloud.recorded(data_dir)) is not None:
         _cloud_status(cluster, data_dir)
@@ -89,7 +92,8 @@ def solr_status(data_dir: Path) -> None:
     if node is None or not server.answers(node.url):
         click.echo(f"not running (data folder {data_dir})")
         sys.exit(3)
-    click.echo(f"running at {node.url} pid={node.pid} records={Solr(node.url).count()} data={data_dir}")
+    records = open_solr(node.url, user=user, password_file=password_file, ca_cert=ca_cert).count()
+    click.echo(f"running at {node.url} pid={node.pid} records={records} data={data_dir}")
 
 
 def _cloud_status(cluster: cloud.Cluster, data_dir: Path) -> None:
