@@ -39,15 +39,30 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+# Settings a caller's environment may hold that would change what a command
+# does (where Solr is, as whom, how patiently): no child inherits them, so
+# each test says what it sets.
+CALLER_SETTINGS = ("SOLR_URL", "ZK_HOST", "SOLR_USER", "SOLR_PASSWORD", "SOLR_CA_CERT", "NEARDUP_TIMEOUT",
+                   "NEARDUP_RETRIES", "NEARDUP_DATA_DIR", "NEARDUP_KEYSTORE_PASSWORD")
+
+
+def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
+    """This process's environment without CALLER_SETTINGS, plus ``env`` (None removes a variable)."""
+    merged = {k: v for k, v in os.environ.items() if k not in CALLER_SETTINGS} | (env or {})
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The command line as users run it, in a child process."""
     return subprocess.run(
         [sys.executable, "-m", "neardup_solr", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env=child_env(env),
         input=input,
         timeout=600,
+        cwd=cwd,
     )
 
 

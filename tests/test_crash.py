@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from conftest import free_port, run_cli
+from conftest import child_env, free_port, run_cli
 
 from neardup_solr import server
 from neardup_solr.solr import Solr
@@ -36,7 +36,7 @@ def selects_so_far(url: str) -> int:
 
 def cli_process(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "neardup_solr", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=child_env())
 
 
 def snapshot(solr: Solr) -> list[dict]:

@@ -13,7 +13,7 @@ import sys
 import pytest
 from tqdm import tqdm
 
-from conftest import create_core, drop_core, run_cli
+from conftest import child_env, create_core, drop_core, run_cli
 from neardup_solr import candidates
 
 # Runs the command line with an audit hook that fails the process if
@@ -38,7 +38,8 @@ main()
 
 
 def run_without_reading(forbidden, *args):
-    return subprocess.run([sys.executable, "-c", GUARDED, str(forbidden), *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", GUARDED, str(forbidden), *args], capture_output=True, text=True,
+                          env=child_env())
 
 
 @pytest.fixture(scope="module")
