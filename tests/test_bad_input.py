@@ -7,8 +7,6 @@ from conftest import run_cli
 
 from neardup_solr.records import MAX_LINE_BYTES
 
-CORPUS = Path(__file__).parent / "data" / "bad_input.txt"
-
 # (raw line, reason it is bad or None when valid); ids of valid lines say so.
 LINES: list[tuple[bytes, str | None]] = [
     (b"1 Art's Deli 12224 Ventura Blvd. Studio City", None),
@@ -50,37 +48,37 @@ def make_corpus(path: Path) -> Path:
     return path
 
 
-def skipped_lines(stderr: str) -> list[tuple[int, str]]:
+def skipped_lines(stderr: str, corpus: Path) -> list[tuple[int, str]]:
     found = []
     for line in stderr.splitlines():
-        if line.startswith(f"skipped {CORPUS}:"):
-            number, reason = line[len(f"skipped {CORPUS}:"):].split(": ", 1)
+        if line.startswith(f"skipped {corpus}:"):
+            number, reason = line[len(f"skipped {corpus}:"):].split(": ", 1)
             found.append((int(number), reason))
     return found
 
 
-def test_every_bad_line_is_reported_and_every_valid_record_indexed(core):
-    make_corpus(CORPUS)
-    done = run_cli("index", str(CORPUS), "--solr-url", core.url)
+def test_every_bad_line_is_reported_and_every_valid_record_indexed(core, tmp_path):
+    corpus = make_corpus(tmp_path / "bad_input.txt")
+    done = run_cli("index", str(corpus), "--solr-url", core.url)
     assert done.returncode == 6, done.stderr
-    reported = skipped_lines(done.stderr)
+    reported = skipped_lines(done.stderr, corpus)
     assert [n for n, _ in reported] == [n for n, _ in expected_bad()]
     for (_, got), (_, want) in zip(reported, expected_bad()):
         assert got.startswith(want), (got, want)
-    assert f"indexed {len(VALID_IDS)} records from {CORPUS}" in done.stderr
+    assert f"indexed {len(VALID_IDS)} records from {corpus}" in done.stderr
     assert f"skipped {len(expected_bad())} bad lines" in done.stderr
     assert sorted(d["id"] for d in core.iter_docs(["id"])) == VALID_IDS
     assert core.search('id:"1"').docs[0]["content"] == "Art's Deli 12224 Ventura Blvd. Studio City"
 
 
-def test_strict_fails_at_the_first_bad_line_before_touching_the_index(core):
-    make_corpus(CORPUS)
-    good = CORPUS.with_name("good.txt")
+def test_strict_fails_at_the_first_bad_line_before_touching_the_index(core, tmp_path):
+    corpus = make_corpus(tmp_path / "bad_input.txt")
+    good = tmp_path / "good.txt"
     good.write_text("100 kept record\n")
     assert run_cli("index", str(good), "--solr-url", core.url).returncode == 0
-    done = run_cli("index", str(CORPUS), "--strict", "--solr-url", core.url)
+    done = run_cli("index", str(corpus), "--strict", "--solr-url", core.url)
     assert done.returncode == 4
     assert done.stderr.strip() == (
-        f"neardup: error: {CORPUS}:2: empty line (hint: fix the line, or drop --strict to skip bad lines)"
+        f"neardup: error: {corpus}:2: empty line (hint: fix the line, or drop --strict to skip bad lines)"
     )
     assert [d["id"] for d in core.iter_docs(["id"])] == ["100"]
