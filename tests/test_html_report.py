@@ -9,7 +9,7 @@ import re
 import shutil
 from html.parser import HTMLParser
 
-from conftest import ARTIFACTS
+from conftest import ARTIFACTS, run_cli, write_records
 
 from neardup_solr import plots
 from neardup_solr.clusters import Cluster, cluster_pairs
@@ -175,6 +175,28 @@ def test_images_are_embedded_and_missing_ones_left_out(tmp_path):
 
 def test_same_input_same_page():
     assert report() == report()
+
+
+def test_same_page_from_processes_with_different_hash_seeds(tmp_path):
+    """Nothing on the page follows the order of a set or dict of strings,
+    which changes with PYTHONHASHSEED from one process to the next."""
+    texts = dict(TEXTS)
+    pairs = [f"{p.a}\t{p.b}\t{p.distance}\t{p.similarity}" for p in PAIRS]
+    for n in range(20):  # many clusters of one size, ids that sort apart as text and as numbers
+        a, b, c = f"k{n}", f"{n * 7 + 100}", f"z-{n}"
+        texts.update({a: f"Kitchen {n} on Elm Street", b: f"Kitchen {n} on Elm St", c: f"Kitchen {n} Elm Street"})
+        pairs += [f"{b}\t{a}\t1\t0.91", f"{c}\t{a}\t2\t0.82"]
+    records = write_records(tmp_path / "records.txt", [f"{i} {t}" for i, t in texts.items()])
+    (tmp_path / "pairs.tsv").write_text("".join(line + "\n" for line in pairs))
+    pages = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"report-{seed}.html"
+        done = run_cli("html", str(tmp_path / "pairs.tsv"), "-o", str(out), "--records", str(records),
+                       env={"PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1]
+    assert "Cluster 21 · 3 records" in pages[0].decode() and "Cluster 25 · 2 records" in pages[0].decode()
 
 
 # --- in a real browser ----------------------------------------------------
