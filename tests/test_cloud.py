@@ -1,8 +1,9 @@
 """SolrCloud: a local 2-node, 2-shard cluster gives the same pairs as one core.
 
 The cluster is ZooKeeper and two nodes, each its own JVM, started by
-``neardup solr start --cloud`` as users start it. The tests run in file
-order: the last one stops a node.
+``neardup solr start --cloud`` as users start it, once for the module. A
+test that stops a node leaves it stopped; the next test, whichever it is,
+gets the whole cluster back first.
 """
 
 import os
@@ -11,8 +12,9 @@ import sys
 import time
 
 import pytest
+import requests
 
-from conftest import ROOT, free_port, run_cli
+from conftest import ROOT, child_env, free_port, run_cli
 from test_server import java_processes_of, listening_addresses, one_line_error
 
 from neardup_solr import cloud
@@ -30,15 +32,41 @@ def free_base_port() -> int:
             return port
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    data = tmp_path_factory.mktemp("cloud")
-    started = run_cli("solr", "start", "--cloud", "--nodes", "2", "--shards", "2", "--port", str(free_base_port()),
+def start_cluster(port: int, data) -> None:
+    started = run_cli("solr", "start", "--cloud", "--nodes", "2", "--shards", "2", "--port", str(port),
                       "--data-dir", str(data), "--heap", "768m", "--exit-with", str(os.getpid()))
     assert started.returncode == 0, started.stderr
-    yield cloud.recorded(data), data
+
+
+@pytest.fixture(scope="module")
+def started_cluster(tmp_path_factory):
+    data = tmp_path_factory.mktemp("cloud")
+    port = free_base_port()
+    start_cluster(port, data)
+    yield port, data
     run_cli("solr", "stop", "--data-dir", str(data))
     assert java_processes_of(data) == []
+
+
+@pytest.fixture
+def cluster(started_cluster):
+    """The whole cluster, running: started again if a test stopped a node."""
+    port, data = started_cluster
+    state = cloud.recorded(data)
+    if not all(cloud.alive(part) for part in (state.zookeeper, *state.nodes)):
+        start_cluster(port, data)
+        state = cloud.recorded(data)
+    return state, data
+
+
+def select_requests(state: cloud.Cluster) -> int:
+    """Search requests the cluster's cores have served so far, from Solr's own metrics."""
+    total = 0
+    for node in state.nodes:
+        found = requests.get(f"{node.base_url}/admin/metrics", timeout=10,
+                             params={"group": "core", "prefix": "QUERY./select.requests", "wt": "json"}).json()
+        total += sum(core.get("QUERY./select.requests", 0) for core in found["metrics"].values())
+    return total
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +159,14 @@ def test_stopping_a_node_during_a_report_is_a_clear_error_and_leaves_no_output(c
     done = run_cli("index", str(tmp_path / "records.txt"), "--solr-url", state.url, "--quiet")
     assert done.returncode == 0, done.stderr
     out = tmp_path / "pairs.tsv"
-    # The reference mode asks once per record: long enough to stop a node midway.
+    before = select_requests(state)
+    # The reference mode asks once per record: 20000 searches, a node is stopped after the first 200.
     report = subprocess.Popen([sys.executable, "-m", "neardup_solr", "report", "--shingles", str(out),
                                "--solr-url", state.url, "--quiet"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
-    assert report.poll() is None, "the report ended before a node could be stopped"
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+    while select_requests(state) < before + 200:
+        assert report.poll() is None, "the report ended before a node could be stopped"
+        time.sleep(0.05)
     stopped = run_cli("solr", "stop", "--node", "2", "--data-dir", str(data))
     assert stopped.returncode == 0, stopped.stderr
     _, stderr = report.communicate(timeout=300)
