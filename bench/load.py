@@ -59,7 +59,8 @@ def run(url: str, records_file: Path, clients: int, seconds: float, sample: int,
     took = np.array([t for r in results for t in r["took"]])
     errors = [e for r in results for e in r["errors"]]
     return {
-        "clients": clients, "seconds": seconds, "queries": int(took.size), "errors": len(errors),
+        "clients": clients, "seconds": seconds, "queries": int(took.size),
+        "queries_per_client": [len(r["took"]) for r in results], "errors": len(errors),
         "first_errors": errors[:5], "queries_per_second": took.size / seconds,
         "p50_ms": float(np.percentile(took, 50)) if took.size else None,
         "p99_ms": float(np.percentile(took, 99)) if took.size else None,

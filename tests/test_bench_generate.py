@@ -79,9 +79,11 @@ def test_cluster_members_are_near_duplicates_and_singles_are_not(tmp_path):
     clustered = {i for p in pairs for i in p}
     singles = [text[i] for i, _ in records if i not in clustered]
     assert len(set(singles)) >= len(singles) * 0.999
-    near = sum(jaccard(a, b) >= 0.6 for a, b in itertools.islice(itertools.combinations(
+    # No two singles are as alike as every cluster member is to another (0.4,
+    # above): the true pairs are all the near duplicates the data holds.
+    closest = max(jaccard(a, b) for a, b in itertools.islice(itertools.combinations(
         [i for i, _ in records if i not in clustered][:300], 2), 40000))
-    assert near < 40
+    assert closest < 0.4
 
 
 # SHA-256 of generate(3000, 7) as the generator wrote it before it had noise
