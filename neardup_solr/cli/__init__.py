@@ -25,9 +25,9 @@ def cli() -> None:
     """Near-duplicate detection for records, backed by Apache Solr.
 
     \b
-    The whole reference job on the restaurant data:
+    Examples, the whole reference job on the restaurant data at once:
       neardup demo
-    Step by step:
+    and step by step:
       neardup solr start
       neardup datasets restaurants -o data/restaurants
       neardup index data/restaurants/addresses.txt

@@ -18,7 +18,12 @@ from .search import index, report
 
 @click.group()
 def datasets() -> None:
-    """Download benchmark data."""
+    """Download benchmark data.
+
+    \b
+    Example:
+      neardup datasets restaurants -o data/restaurants
+    """
 
 
 @datasets.command("restaurants")
@@ -72,6 +77,11 @@ def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int,
 
     Prints one line per mode. Leaves Solr running for more queries;
     `neardup solr stop` ends it.
+
+    \b
+    Examples:
+      neardup demo
+      neardup demo --restaurants DIR --workdir out
     """
     server.start(data_dir, port, echo=say)
     url = server.local_url(port)

@@ -15,7 +15,14 @@ from .common import access_options, data_dir_option, open_solr, port_option, say
 
 @click.group()
 def solr() -> None:
-    """Start, stop and inspect the local Solr (a real Solr 9 on 127.0.0.1)."""
+    """Start, stop and inspect the local Solr (a real Solr 9 on 127.0.0.1).
+
+    \b
+    Examples:
+      neardup solr start
+      neardup solr status
+      neardup solr stop
+    """
 
 
 @solr.command("start")
@@ -56,7 +63,12 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
 
 @solr.command("build")
 def solr_build() -> None:
-    """Build the Solr launcher with Maven now (start does it on first use)."""
+    """Build the Solr launcher with Maven now (start does it on first use).
+
+    \b
+    Example:
+      neardup solr build
+    """
     say(f"launcher ready in {server.build_launcher(say)}")
 
 
@@ -64,7 +76,13 @@ def solr_build() -> None:
 @data_dir_option
 @click.option("--node", type=click.IntRange(1), help="Stop only this node (1, 2, ...) of a local SolrCloud.")
 def solr_stop(data_dir: Path, node: int | None) -> None:
-    """Stop the local Solr (or SolrCloud) started from this data folder."""
+    """Stop the local Solr (or SolrCloud) started from this data folder.
+
+    \b
+    Examples:
+      neardup solr stop
+      neardup solr stop --data-dir /srv/neardup --node 2
+    """
     if (cluster := cloud.stop(data_dir, node)) is not None:
         say(f"stopped node {node} (port {cluster.nodes[node - 1].port})" if node
             else f"stopped SolrCloud ({len(cluster.nodes)} nodes and ZooKeeper)")
@@ -84,6 +102,11 @@ def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca
     Exits 0 when it runs and answers, 3 otherwise. Counting the records of
     a node that asks for credentials or serves HTTPS (--tls-keystore) takes
     the same --user and --ca-cert as the other commands.
+
+    \b
+    Examples:
+      neardup solr status
+      neardup solr status --data-dir /srv/neardup --ca-cert ca.pem
     """
     if (cluster := cloud.recorded(data_dir)) is not None:
         _cloud_status(cluster, data_dir)
