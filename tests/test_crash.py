@@ -1,5 +1,6 @@
 """Solr killed mid-run: a re-run gives exactly the index of a clean run, and a
-report never leaves a file that looks finished."""
+report never leaves a file that looks finished. A command interrupted
+(Ctrl-C) says so in one line and exits 130."""
 
 import os
 import signal
@@ -100,3 +101,38 @@ def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, 
     assert "Solr is not reachable" in stderr and "Traceback" not in stderr
     assert not out.exists()
     assert list(tmp_path.glob("*.partial")) == []
+
+
+def interrupted(run: subprocess.Popen) -> str:
+    """SIGINT, as Ctrl-C sends it; the command's stderr once it has ended."""
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    return stderr
+
+
+def test_an_interrupted_index_exits_130_with_one_line(core, records_file):
+    run = cli_process("index", str(records_file), "--solr-url", core.url)
+    while adds_so_far(core.url) < RECORDS // 10:
+        assert run.poll() is None, "indexing ended before it could be interrupted"
+        time.sleep(0.02)
+    stderr = interrupted(run)
+    assert run.returncode == 130
+    assert stderr.strip().splitlines()[-1] == "neardup: interrupted" and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("mode", ["--shingles", "--lsh"])
+def test_an_interrupted_report_exits_130_and_leaves_no_file(core, tmp_path, mode):
+    path = tmp_path / "records.txt"
+    path.write_text("".join(f"{i} Shop {i % 97} number {i} on {i % 89} Main Street City {i % 31}\n"
+                            for i in range(1, 5001)))
+    assert run_cli("index", str(path), "--solr-url", core.url).returncode == 0
+    before = selects_so_far(core.url)
+    out = tmp_path / "pairs.tsv"
+    run = cli_process("report", mode, str(out), "--solr-url", core.url)
+    while selects_so_far(core.url) < before + 20:
+        assert run.poll() is None, "the report ended before it could be interrupted"
+        time.sleep(0.01)
+    stderr = interrupted(run)
+    assert run.returncode == 130
+    assert stderr.strip().splitlines()[-1] == "neardup: interrupted" and "Traceback" not in stderr
+    assert not out.exists() and list(tmp_path.glob(".pairs.tsv*")) == []
