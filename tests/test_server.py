@@ -3,12 +3,16 @@
 import json
 import os
 import shutil
+import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import free_port, run_cli
+
+from neardup_solr import server
 
 
 def java_processes_of(data_dir: Path) -> list[int]:
@@ -113,3 +117,42 @@ def test_unreachable_solr_says_where_it_looked_and_how_to_start_it(tmp_path, com
         f"(hint: start the local Solr with `neardup solr start --port {port}`)"
     )
     assert not (tmp_path / "out.tsv").exists()
+
+
+def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_path):
+    """NEARDUP_DATA_DIR names the data folder when --data-dir is not given;
+    after the JVM is killed, `solr start` serves the same index again."""
+    data, home = tmp_path / "node", tmp_path / "home"
+    # A home of its own, so a default that ignored NEARDUP_DATA_DIR would show (and stay in tmp_path).
+    env = {"NEARDUP_DATA_DIR": str(data), "HOME": str(home), "XDG_DATA_HOME": None,
+           "NEARDUP_CACHE_DIR": str(server.cache_dir())}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/solr/neardup"
+    records = tmp_path / "records.txt"
+    records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n"
+                       "3 Hotel Bel-Air 701 Stone Canyon Rd. Bel Air\n")
+    started = run_cli("solr", "start", "--port", str(port), "--exit-with", str(os.getpid()), env=env)
+    assert started.returncode == 0, started.stderr
+    try:
+        assert (data / "solr.json").is_file() and not (home / ".local").exists()
+        assert run_cli("index", str(records), "--solr-url", url).returncode == 0
+        pid = json.loads((data / "solr.json").read_text())["pid"]
+        os.kill(pid, signal.SIGKILL)
+        while server.is_launcher(pid):
+            time.sleep(0.05)
+        status = run_cli("solr", "status", env=env)
+        assert status.returncode == 3 and status.stdout.strip() == f"not running (data folder {data})"
+
+        again = run_cli("solr", "start", "--port", str(port), "--exit-with", str(os.getpid()), env=env)
+        assert again.returncode == 0, again.stderr
+        assert "already running" not in again.stderr
+        assert json.loads((data / "solr.json").read_text())["pid"] != pid
+        status = run_cli("solr", "status", env=env)
+        assert status.returncode == 0 and status.stdout.startswith(f"running at {url} ")
+        assert " records=3 " in status.stdout
+        done = run_cli("query", "Hotel Bel-Air 701 Stone Canyon Road Bel Air", "--solr-url", url)
+        assert [line.split("\t")[2] for line in done.stdout.splitlines()] == ["3"]
+    finally:
+        stopped = run_cli("solr", "stop", env=env)
+    assert stopped.returncode == 0, stopped.stderr
+    assert java_processes_of(data) == [] and not (home / ".local").exists()
