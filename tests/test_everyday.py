@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import ARTIFACTS, create_core, drop_core, run_cli
+from conftest import ARTIFACTS, create_core, drop_core, run_cli, write_records
 
 from neardup_solr.candidates import OnlineSearch
 from neardup_solr.solr import Solr
@@ -159,3 +159,45 @@ def test_html_report_of_the_restaurants_in_a_real_browser(restaurants, restauran
                                                                           "height": 1400})
     page.close()
     assert errors == []
+
+
+WORDS = ("harbor lantern meadow copper violin thistle granite orchard falcon saddle pepper willow canyon marble "
+         "beacon cedar quartz lumber meadowlark tundra velvet prairie cobalt juniper glacier anvil basil ember fjord "
+         "gravel").split()
+SHUFFLED = [WORDS[i] for i in (7, 22, 3, 15, 28, 0, 11, 19, 26, 5, 13, 24, 1, 9, 17, 29, 4, 21, 12, 27, 8, 2,
+                               16, 25, 10, 20, 6, 14, 23, 18)]
+
+
+def one_word_changed(words: list[str], at: int, new: str) -> str:
+    return " ".join(words[:at] + [new] + words[at + 1:])
+
+
+def test_lsh_over_word_shingles_end_to_end(core, new_core, tmp_path):
+    """With --lsh-shingles words a document is a candidate of those sharing
+    word 3-shingles: the same words in another order are not, one word
+    changed is; the index keeps the setting for report, query and --append."""
+    records = write_records(tmp_path / "documents.txt", [
+        "1 " + " ".join(WORDS),
+        "2 " + one_word_changed(WORDS, 15, "changed"),
+        "3 " + " ".join(SHUFFLED),
+        *(f"{n} unrelated notes number {n} about {WORDS[n]} and {WORDS[n + 1]} only" for n in range(4, 20)),
+    ])
+    by_chars = new_core()
+    for solr, kind in ((core, "words"), (by_chars, "chars")):
+        done = run_cli("index", str(records), "--lsh-shingles", kind, "--solr-url", solr.url)
+        assert done.returncode == 0, done.stderr
+        assert solr.user_properties()["neardup.lsh_shingles"] == kind
+    pairs = {}
+    for solr, kind in ((core, "words"), (by_chars, "chars")):
+        assert run_cli("report", str(tmp_path / f"{kind}.tsv"), "--solr-url", solr.url).returncode == 0
+        pairs[kind] = [line.split("\t")[:2] for line in (tmp_path / f"{kind}.tsv").read_text().splitlines()]
+    assert pairs["words"] == [["1", "2"]]
+    assert ["1", "3"] in pairs["chars"]  # similar enough once compared; word shingles never compare them
+
+    done = run_cli("query", " ".join(SHUFFLED), "--solr-url", core.url)
+    assert done.returncode == 0 and [line.split("\t")[2] for line in done.stdout.splitlines()] == ["3"]
+    done = run_cli("query", one_word_changed(WORDS, 3, "other"), "--solr-url", core.url)
+    assert sorted(line.split("\t")[2] for line in done.stdout.splitlines()) == ["1", "2"]
+    new = write_records(tmp_path / "new.txt", ["30 " + one_word_changed(SHUFFLED, 20, "moved")])
+    done = run_cli("index", "--append", str(new), "--solr-url", core.url)
+    assert done.returncode == 0 and [line.split("\t")[:2] for line in done.stdout.splitlines()] == [["3", "30"]]
