@@ -51,6 +51,7 @@ import requests
 from neardup_solr.collisions import LSH_FIELD, MAX_BUCKET
 from neardup_solr.errors import NeardupError
 from neardup_solr.evaluate import read_gold, score
+from neardup_solr.model import read_summary
 from neardup_solr.pairs import read_pairs
 from neardup_solr.solr import Solr
 
@@ -112,14 +113,14 @@ SETS = {s.name: s for s in (
 def estimates(pairs: Path) -> dict | None:
     """The report's own estimates, from the model file it writes beside the
     pairs (``pairs.tsv`` -> ``pairs.model.json``): ``{"precision", "recall",
-    "true_pairs", "cut"}``, or None where the report wrote no such file."""
-    sidecar = pairs.with_suffix(".model.json")
-    if not sidecar.is_file():
+    "true_pairs", "cut"}``, or None where the report wrote none or had too
+    few candidates to fit a model."""
+    about = read_summary(pairs)
+    if about is None or about["estimated"] is None:
         return None
-    model = json.loads(sidecar.read_text(encoding="utf-8"))
-    estimated = model["estimated"]
+    estimated = about["estimated"]
     return {"precision": float(estimated["precision"]), "recall": float(estimated["recall"]),
-            "true_pairs": float(estimated["true_pairs"]), "cut": model.get("cut")}
+            "true_pairs": float(estimated["true_pairs"]), "cut": about["cut"]}
 
 
 def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset[str]]]:

@@ -6,8 +6,11 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+
 from bench.quality import estimates, markdown
 from conftest import ROOT, run_cli
+from neardup_solr.model import fit, histogram, summary
 
 SETS = {"records-heavy": 1500, "people": 1000, "documents": 150}
 
@@ -46,9 +49,12 @@ def test_a_small_run_scores_each_set_as_neardup_evaluate_does(core, tmp_path):
         assert row["pairs"] == f"{int(numbers['found']):,}"
         for column in ("precision", "recall", "F1"):
             assert row[column] == numbers[column.lower()]
-        # No model file on this branch yet: the estimates say so, beside the measured numbers.
-        assert row["est. precision / measured"] == f"n/a / {numbers['precision']}"
-        assert row["est. recall / measured"] == f"n/a / {numbers['recall']}"
+        # The report's own estimates, as its model file beside the pairs holds them
+        # (n/a where it had too few candidates to fit), beside the measured numbers.
+        estimated = json.loads((folder / "pairs.model.json").read_text())["estimated"]
+        for column in ("precision", "recall"):
+            shown = "n/a" if estimated is None else f"{estimated[column]:.3f}"
+            assert row[f"est. {column} / measured"] == f"{shown} / {numbers[column]}"
         candidates = float(row["LSH candidates"].split()[0])
         assert float(numbers["recall"]) <= candidates <= 1.0  # only candidates can be reported
         index_s, report_s = map(float, re.findall(r"[\d.]+", row["seconds (index + report)"])[1:])
@@ -62,9 +68,16 @@ def test_estimates_are_read_from_the_model_file_beside_the_pairs(tmp_path):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("1\t2\t0\t0.9\n")
     assert estimates(pairs) is None
-    (tmp_path / "pairs.model.json").write_text(json.dumps(
-        {"estimated": {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5}, "cut": 0.62, "other": [1, 2]}))
+    # A model file as the report writes it, its estimates set to known values.
+    about = summary(fit(histogram(np.linspace(0, 1, 500))), 0.62, forced=True)
+    about["estimated"] = {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "pairs": 100.0}
+    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
     assert estimates(pairs) == {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "cut": 0.62}
+    about["estimated"] = None  # too few candidates to fit
+    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
+    assert estimates(pairs) is None
+    about["estimated"] = {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "pairs": 100.0}
+    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
     row = {"name": "people", "records": 10, "true_pairs": 4, "pairs": 4, "precision": 0.75, "recall": 0.75,
            "f1": 0.75, "estimated": estimates(pairs), "candidates_kept": 1.0, "candidates_any": 1.0,
            "missed_not_candidates": 0, "missed_below_cut": 1, "index_seconds": 1.0, "report_seconds": 2.0}
