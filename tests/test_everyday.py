@@ -1,10 +1,18 @@
-"""Everyday commands on the restaurant data: query, append, delete, clusters, html."""
+"""Everyday commands on the restaurant data: query, append, delete, clusters,
+html; word-shingle LSH for documents; progress bars on a terminal."""
 
+import fcntl
 import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
 
 import pytest
 
-from conftest import ARTIFACTS, create_core, drop_core, run_cli, write_records
+from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
 from neardup_solr.candidates import OnlineSearch
 from neardup_solr.solr import Solr
@@ -201,3 +209,44 @@ def test_lsh_over_word_shingles_end_to_end(core, new_core, tmp_path):
     new = write_records(tmp_path / "new.txt", ["30 " + one_word_changed(SHUFFLED, 20, "moved")])
     done = run_cli("index", "--append", str(new), "--solr-url", core.url)
     assert done.returncode == 0 and [line.split("\t")[:2] for line in done.stdout.splitlines()] == [["3", "30"]]
+
+
+def on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run the command line with its stderr on a terminal (a pty), as people
+    run it; its exit code and what it wrote there."""
+    main, terminal = pty.openpty()
+    # 40 rows of 120 columns, as a terminal window has (a new pty has none, and no room for a bar).
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    run = subprocess.Popen([sys.executable, "-m", "neardup_solr", *args], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=terminal, env=child_env())
+    os.close(terminal)
+    shown = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the command closed its end
+            break
+        if not chunk:
+            break
+        shown.append(chunk)
+    os.close(main)
+    return run.wait(timeout=300), b"".join(shown).decode(errors="replace")
+
+
+@pytest.mark.parametrize(("command", "bars"), [
+    (["index", "{records}"], ["indexing:"]),
+    (["report", "{out}"], ["colliding bands:", "verifying candidates:"]),
+    (["report", "--shingles", "{out}"], ["searching (shingles):"]),
+], ids=["index", "report", "report --shingles"])
+def test_progress_shows_on_a_terminal_only_and_quiet_hides_it(core, tmp_path, command, bars):
+    records = write_records(tmp_path / "records.txt", [f"{n} Shop number {n} on {n % 13} Main Street" for n in range(1, 301)])
+    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    args = [a.format(records=records, out=tmp_path / "pairs.tsv") for a in command] + ["--solr-url", core.url]
+    code, shown = on_a_terminal(*args)
+    assert code == 0, shown
+    assert all(bar in shown for bar in bars), shown
+    code, shown = on_a_terminal(*args, "--quiet")
+    assert code == 0, shown
+    assert not any(bar in shown for bar in bars) and shown.strip(), shown  # the summary line stays
+    piped = run_cli(*args)
+    assert piped.returncode == 0 and not any(bar in piped.stderr for bar in bars), piped.stderr
