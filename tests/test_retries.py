@@ -75,6 +75,17 @@ def assert_backed_off(proxy, retries):
     assert_waits(proxy, retries)
 
 
+@pytest.mark.parametrize("fault", ["503", "reset"])
+def test_a_failed_ping_is_retried_and_nothing_is_lost(core, records, fault):
+    with FaultyProxy(solr_of(core), fault=fault, failures=2) as proxy:
+        done = run_cli("index", str(records), "--solr-url", through(proxy, core), "--retries", "3")
+    assert done.returncode == 0, done.stderr
+    assert core.count() == 50
+    # The ping was tried three times: two faults, then through.
+    assert proxy.requests[:3] == [proxy.requests[0]] * 3 and "/admin/ping" in proxy.requests[0]
+    assert_backed_off(proxy, 2)
+
+
 @pytest.mark.parametrize("fault", ["503", "reset", "hang"])
 def test_a_failed_update_is_retried_with_backoff_and_nothing_is_lost(core, records, fault):
     with FaultyProxy(solr_of(core), fault=fault, failures=3, match=is_document_add) as proxy:
@@ -107,6 +118,14 @@ def test_retries_are_bounded(core, records, fault, code, message):
     assert message in done.stderr and "Traceback" not in done.stderr
     assert sum(e.faulted for e in proxy.log) == 3  # the first try and two retries of the update
     assert_waits(proxy, 2)
+
+
+def test_retries_of_the_ping_are_bounded(core, records):
+    with FaultyProxy(solr_of(core), fault="503", failures=100) as proxy:
+        done = run_cli("index", str(records), "--solr-url", through(proxy, core), "--retries", "2")
+    assert done.returncode == 5
+    assert "(HTTP 503)" in done.stderr and "Traceback" not in done.stderr
+    assert len(proxy.requests) == 3  # the first try and two retries of the ping
 
 
 def is_query(method: str, path: str, body: bytes) -> bool:
