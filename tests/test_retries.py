@@ -44,7 +44,8 @@ def records(tmp_path):
 def indexed(solr_node, tmp_path_factory):
     """A core holding the records and two listings of one deli, for queries only."""
     path = tmp_path_factory.mktemp("indexed") / "r.txt"
-    path.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Delicatessen 12224 Ventura Blvd. Studio City\n"
+    path.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n"
+                    "2 Art's Delicatessen 12224 Ventura Blvd. Studio City\n"
                     + "".join(f"{i} Record number {i} on Main Street\n" for i in range(3, 51)))
     core = create_core(solr_node)
     assert run_cli("index", str(path), "--solr-url", core.url).returncode == 0

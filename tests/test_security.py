@@ -57,6 +57,10 @@ def refused(done, url: str) -> None:
     assert "(HTTP 401)" in line and line.endswith(REFUSED_HINT), line
 
 
+def unverified(url: str) -> str:
+    return f"neardup: error: the TLS certificate of {url} could not be verified {UNVERIFIED_HINT}"
+
+
 def test_without_credentials_solr_refuses_with_a_one_line_hint(protected):
     node, records = protected
     refused(run_cli("index", str(records), "--solr-url", node.url), node.url)
@@ -131,14 +135,13 @@ def tls_node(tls_files, tmp_path_factory):
 
 def test_tls_certificates_are_verified_unless_their_ca_is_given(tls_node):
     url, certificate, records, data = tls_node
-    unverified = f"neardup: error: the TLS certificate of {url} could not be verified {UNVERIFIED_HINT}"
     done = run_cli("index", str(records), "--solr-url", url, "--retries", "0")
     assert done.returncode == 3
-    assert one_line_error(done) == unverified
+    assert one_line_error(done) == unverified(url)
     done = run_cli("index", str(records), "--solr-url", url, "--ca-cert", str(certificate))
     assert done.returncode == 0, done.stderr
     status = run_cli("solr", "status", "--data-dir", str(data))
-    assert status.returncode == 3 and one_line_error(status) == unverified
+    assert status.returncode == 3 and one_line_error(status) == unverified(url)
     status = run_cli("solr", "status", "--data-dir", str(data), "--ca-cert", str(certificate))
     assert status.returncode == 0 and status.stdout.startswith(f"running at {url} pid="), status.stderr
     assert " records=1 " in status.stdout
@@ -220,6 +223,6 @@ def test_basic_auth_and_tls_work_through_zookeeper(secure_cloud, tmp_path):
     # ZooKeeper names the node; its certificate and its credentials are checked as by URL.
     done = run_cli("index", str(records), *where, "--user", USER, "--retries", "0", env={"SOLR_PASSWORD": PASSWORD})
     assert done.returncode == 3
-    assert one_line_error(done) == f"neardup: error: the TLS certificate of {url} could not be verified {UNVERIFIED_HINT}"
+    assert one_line_error(done) == unverified(url)
     done = run_cli("index", str(records), *where, "--ca-cert", str(certificate))
     refused(done, url)
