@@ -46,7 +46,7 @@ class alone, and then nothing is kept but copies: a pair in the top bin
 (similarity 0.99 or more: the same words, the same rarities, the same
 places) is a match whatever the fit, as the exact-copy fast path always
 made it. A data set too small to show two shapes (fewer than ``MIN_CANDIDATES``
-candidate pairs: a few dozen records) is not fitted at all: its pairs are
+candidate pairs: up to a few hundred records) is not fitted at all: its pairs are
 cut at the fixed ``FALLBACK_CUT`` and carry no probability.
 """
 
@@ -68,9 +68,9 @@ __all__ = ["BINS", "MatchModel", "fit", "histogram", "summary", "summary_path", 
 # coarse enough that a bin of a small data set is not empty by chance alone.
 BINS = 100
 # Fewer candidate pairs than this are too few to show two shapes: with nine,
-# EM splits them any way it likes. A hundred spread over 100 bins is the
-# least that gives each class a few occupied bins.
-MIN_CANDIDATES = 100
+# EM splits them any way it likes, and with a few hundred from a few dozen
+# records one near copy is no class at all. A thousand is ten pairs a bin.
+MIN_CANDIDATES = 1000
 # The cut for data sets too small to fit: the similarity the default mode
 # used before it was calibrated (``similarity.DEFAULT_THRESHOLD``).
 FALLBACK_CUT = DEFAULT_THRESHOLD

@@ -120,12 +120,20 @@ def build_launcher(echo: Callable[[str], None] = print) -> Path:
 
 
 def prepare_home(data_dir: Path) -> Path:
-    """Solr home with the ``neardup`` configset, fresh from ``solr_config/``, and
+    """Solr home with the ``neardup`` configset, fresh from ``solr_config/``
+    but for its overlay (the index settings and match model), and
     the ``neardup`` core using it (more cores can use it too, via CoreAdmin)."""
     home = data_dir / "home"
     conf = home / "configsets" / CORE / "conf"
+    # The overlay holds what the index was built with (index settings, the
+    # match model): a restart must not forget it, or queries would make
+    # band keys of another banding than the indexed ones.
+    overlay = conf / "configoverlay.json"
+    kept = overlay.read_bytes() if overlay.is_file() else None
     shutil.rmtree(conf, ignore_errors=True)
     shutil.copytree(resource("solr_config") / "conf", conf)
+    if kept is not None:
+        overlay.write_bytes(kept)
     (home / "solr.xml").write_text(SOLR_XML, encoding="utf-8")
     (home / CORE).mkdir(exist_ok=True)
     (home / CORE / "core.properties").write_text(f"name={CORE}\nconfigSet={CORE}\n", encoding="utf-8")
