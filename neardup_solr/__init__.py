@@ -2,7 +2,11 @@
 
 The pipeline, one module each::
 
-    text -> shingles -> signatures -> solr -> candidates -> verify -> pairs
+    records -> text -> shingles -> signatures -> bands -> solr -> candidates -> verify -> model -> pairs
+
+``model`` fits matches and non-matches to the candidates' similarities
+without labels: the cut, each pair's probability, the estimated precision
+and recall.
 """
 
 __version__ = "0.1.0"
