@@ -115,12 +115,6 @@ def _isotonic(values: np.ndarray, increasing: bool) -> np.ndarray:
     return np.repeat(means, sizes)
 
 
-def _monotone(weights: np.ndarray, increasing: bool) -> np.ndarray:
-    """The non-decreasing (or non-increasing) probability vector closest to
-    ``weights / weights.sum()``."""
-    return _isotonic(weights / weights.sum(), increasing)
-
-
 def _tail_start(weights: np.ndarray) -> int:
     """The bin holding the ``BULK`` quantile of ``weights``."""
     return int(np.searchsorted(np.cumsum(weights / weights.sum()), BULK))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.model import BINS, FALLBACK_CUT, MatchModel, _monotone, fit, histogram
+from neardup_solr.model import BINS, FALLBACK_CUT, MatchModel, _isotonic, fit, histogram
 
 
 def isotonic_reference(values: list[float]) -> list[float]:
@@ -29,7 +29,7 @@ def test_monotone_fit_is_the_isotonic_regression(counts, increasing):
     expected = isotonic_reference(shares if increasing else shares[::-1])
     if not increasing:
         expected = expected[::-1]
-    assert _monotone(weights, increasing) == pytest.approx(expected, abs=1e-12)
+    assert _isotonic(weights / weights.sum(), increasing).tolist() == pytest.approx(expected, abs=1e-12)
 
 
 def beta_pdf(x: np.ndarray, a: float, b: float) -> np.ndarray:
