@@ -247,10 +247,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
                            dtype=np.float64, count=span[1] - span[0])
 
     # Solr is idle by now: many candidates are verified on every core.
-    workers = cores() if len(found) >= FORK_FROM else 1
-    spans = [(start, min(start + VERIFY_SPAN, len(found))) for start in range(0, len(found), VERIFY_SPAN)]
+    spans = _spans(len(found))
     parts = []
-    for (start, end), part in zip(spans, forked_map(scored, spans, workers)):
+    for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found)))):
         tick(end - start)
         parts.append(part)
     scores = np.concatenate(parts) if parts else np.zeros(0)
@@ -266,9 +265,18 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
             pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
         return pairs
 
-    spans = [(start, min(start + VERIFY_SPAN, len(kept))) for start in range(0, len(kept), VERIFY_SPAN)]
-    pairs = [pair for part in forked_map(made, spans, cores() if len(kept) >= FORK_FROM else 1) for pair in part]
+    pairs = [pair for part in forked_map(made, _spans(len(kept)), _workers(len(kept))) for pair in part]
     return Verified(pairs, model, cut)
+
+
+def _spans(count: int) -> list[tuple[int, int]]:
+    """``count`` items in pieces of work of ``VERIFY_SPAN``: (start, end) each."""
+    return [(start, min(start + VERIFY_SPAN, count)) for start in range(0, count, VERIFY_SPAN)]
+
+
+def _workers(count: int) -> int:
+    """Forked workers for ``count`` items: every core once forking pays for itself."""
+    return cores() if count >= FORK_FROM else 1
 
 
 def near_duplicates(
