@@ -37,7 +37,7 @@ from .parallel import bounded_map, cores, forked_map
 from .records import id_key
 from .repair import repair
 from .signatures import untag
-from .similarity import DEFAULT_THRESHOLD, CloseWords, Vector, Weights, similarity
+from .similarity import DEFAULT_THRESHOLD, CloseWords, Vector, Weights, number_agreement, numbers, similarity
 from .solr import Solr, overlap_query, term
 from .text import normalize, words
 from .verify import word_distance
@@ -150,17 +150,16 @@ class OnlineSearch:
     common words (streets, cities), so a long-lived search asks for few.
 
     Matches are kept, and given a probability, by the match model the last
-    report fitted and kept with the index (``model.py``); before any report
-    there is none, and the fixed ``DEFAULT_THRESHOLD`` keeps them. A given
-    ``threshold`` overrides the model's cut."""
+    report fitted and kept with the index (``model.py``): those whose
+    similarity and number agreement give them a probability of at least 1/2.
+    Before any report there is none, and the fixed ``DEFAULT_THRESHOLD``
+    keeps them. A given ``threshold`` overrides the model's choice."""
 
     DF_MAX_AGE = 60.0
 
     def __init__(self, solr: Solr, threshold: float | None = None, rows: int = LSH.rows):
         self.solr = solr
         self.model = load_model(solr)
-        if threshold is None:
-            threshold = self.model.cut if self.model is not None else DEFAULT_THRESHOLD
         self.threshold = threshold
         self.rows = rows
         self.builder = DocumentBuilder(IndexSettings.load(solr))
@@ -179,7 +178,7 @@ class OnlineSearch:
         return Weights(self._doc_count, self._doc_freq)
 
     def find(self, text: str, exclude: str | None = None) -> list[Match]:
-        """Matches at or above the threshold, most similar first."""
+        """The matches, most similar first."""
         repaired = repair(text)
         doc = {"id": exclude or "", "content": text}
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
@@ -192,11 +191,19 @@ class OnlineSearch:
         matches = []
         for other, vector in zip(found, theirs):
             score = check.score(mine, vector)
-            if score >= self.threshold:
+            level = number_agreement(numbers(mine), numbers(vector))
+            probability = self.model.probability(score, level) if self.model is not None else None
+            if self._keeps(score, probability):
                 pair = check.pair("", text, other["id"], other["content"], score, None)
-                probability = self.model.probability(score) if self.model is not None else None
                 matches.append(Match(other["id"], score, pair.distance, other["content"], probability))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
+
+    def _keeps(self, score: float, probability: float | None) -> bool:
+        if self.threshold is not None:
+            return score >= self.threshold
+        if probability is None:
+            return score >= DEFAULT_THRESHOLD
+        return probability >= 0.5
 
 
 @dataclass
@@ -241,10 +248,15 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     weights = Weights(*solr.term_counts("tokens"))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
+    digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
 
-    def scored(span: tuple[int, int]) -> np.ndarray:
-        return np.fromiter((check.score(vectors[a], vectors[b]) for a, b in found.pairs(*span)),
-                           dtype=np.float64, count=span[1] - span[0])
+    def scored(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The span's scores, and their levels of number agreement."""
+        count = span[1] - span[0]
+        return (np.fromiter((check.score(vectors[a], vectors[b]) for a, b in found.pairs(*span)),
+                            dtype=np.float64, count=count),
+                np.fromiter((number_agreement(digits[a], digits[b]) for a, b in found.pairs(*span)),
+                            dtype=np.int8, count=count))
 
     # Solr is idle by now: many candidates are verified on every core.
     spans = _spans(len(found))
@@ -252,11 +264,12 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found)))):
         tick(end - start)
         parts.append(part)
-    scores = np.concatenate(parts) if parts else np.zeros(0)
-    model = fit(histogram(scores))
+    scores = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0)
+    levels = np.concatenate([part[1] for part in parts]) if parts else np.zeros(0, np.int8)
+    model = fit(histogram(scores, levels))
     cut = model.cut if threshold is None else threshold
-    kept = np.flatnonzero(scores >= cut)
-    probabilities = model.probabilities(scores[kept])
+    kept = np.flatnonzero(model.keeps(scores, levels) if threshold is None else scores >= threshold)
+    probabilities = model.probabilities(scores[kept], levels[kept])
 
     def made(span: tuple[int, int]) -> list[Pair]:
         pairs = []

@@ -40,6 +40,28 @@ estimates a person needs without gold pairs:
   the candidates (pairs the LSH never proposed are not counted; at the
   default banding they are about 1% of the true pairs).
 
+The numbers' agreement (``similarity.number_agreement``: none on one side,
+none shared, two or more differ, one differs, all agree) is a second piece
+of evidence, weighed as Fellegi and Sunter weigh a field's agreement: the
+odds of the similarity alone are multiplied by the level's likelihood ratio
+``P(level | M) / P(level | U)``::
+
+    odds(s, level) = r(s) / (1 - r(s)) * a_level / b_level
+
+Both level distributions are fitted by EM with the similarity model held
+fixed, no labels: ``a`` is the candidates' levels weighted by their
+probability of being matches, ``b`` the levels of the non-matches that look
+alike, weighted by the probability of not being one, over the non-matches'
+tail only (where the matches begin); each round recomputes the
+probabilities from the ratios. The
+non-matches far below it are unrelated records, whose numbers almost never
+agree; the ones that decide precision are those that look alike (one
+chain's branches, a family at one address), which share numbers far more
+often, and ``b`` from all of them would overstate what an agreeing number
+says. Each level's counts get ``LEVEL_PRIOR`` added, so a level seen in only
+one class does not make a pair certain. Each level then has its own cut; a
+level no candidate has keeps the odds of the similarity alone.
+
 Whether there are matches at all is a test of the two-class fit against a
 single class: a data set with no duplicates is described as well by one
 class alone, and then nothing is kept but copies: a pair in the top bin
@@ -55,14 +77,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from .similarity import DEFAULT_THRESHOLD
+from .similarity import AGREEMENT, DEFAULT_THRESHOLD
 
-__all__ = ["BINS", "MatchModel", "fit", "histogram", "summary", "summary_path", "read_summary"]
+__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "summary", "summary_path", "read_summary"]
 
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
@@ -90,12 +112,34 @@ TOLERANCE = 1e-6
 # certain to be absent from a bin, so EM can move pairs between the classes
 # (with exact zeros the start would be a fixed point).
 PSEUDO_COUNT = 1e-3
+# Levels of number agreement (``similarity.AGREEMENT``).
+LEVELS = len(AGREEMENT)
+# Half a pair added to each level's count in each class (Jeffreys' prior
+# for a share): a level seen among the matches only, or the non-matches
+# only, gets a large likelihood ratio, never an infinite one.
+LEVEL_PRIOR = 0.5
 
 
-def histogram(similarities: np.ndarray) -> np.ndarray:
-    """Counts of similarities in ``BINS`` equal bins over [0, 1]."""
-    index = np.minimum((np.asarray(similarities, dtype=np.float64) * BINS).astype(np.int64), BINS - 1)
-    return np.bincount(np.maximum(index, 0), minlength=BINS).astype(np.float64)
+def _bins(similarities: np.ndarray | Sequence[float]) -> np.ndarray:
+    return np.clip((np.asarray(similarities, dtype=np.float64) * BINS).astype(np.int64), 0, BINS - 1)
+
+
+def histogram(similarities: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
+    """Counts of similarities in ``BINS`` equal bins over [0, 1]; with the
+    pairs' number agreement ``levels``, one row of ``BINS`` per level."""
+    index = _bins(similarities)
+    if levels is None:
+        return np.bincount(index, minlength=BINS).astype(np.float64)
+    flat = np.asarray(levels, dtype=np.int64) * BINS + index
+    return np.bincount(flat, minlength=LEVELS * BINS).astype(np.float64).reshape(LEVELS, BINS)
+
+
+def _combined(posterior: np.ndarray, ratio: np.ndarray | float) -> np.ndarray:
+    """Probability from the similarity's probability and a level's
+    likelihood ratio: odds times ratio (0 and 1 stay as they are)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        odds = posterior / (1.0 - posterior) * ratio
+        return np.where(posterior >= 1.0, 1.0, np.where(posterior <= 0.0, 0.0, odds / (1.0 + odds)))
 
 
 def _isotonic(values: np.ndarray, increasing: bool) -> np.ndarray:
@@ -147,8 +191,12 @@ class MatchModel:
     """A fitted two-class model of candidate similarities.
 
     ``posterior[k]`` is the probability that a pair in bin k (similarity in
-    ``[k / BINS, (k + 1) / BINS)``) is a match; ``counts`` the candidates per
-    bin; ``match`` and ``nonmatch`` the two classes' expected pairs per bin.
+    ``[k / BINS, (k + 1) / BINS)``) is a match, by its similarity alone;
+    ``counts`` the candidates per bin; ``match`` and ``nonmatch`` the two
+    classes' expected pairs per bin. ``levels`` holds the candidates per bin
+    for each level of number agreement and ``ratios`` each level's
+    likelihood ratio (empty when the pairs' levels were not given: then the
+    similarity alone decides).
     """
 
     prior: float
@@ -159,6 +207,8 @@ class MatchModel:
     rounds: int = 0
     gain: float = 0.0
     fitted: bool = True
+    levels: tuple[tuple[float, ...], ...] = ()
+    ratios: tuple[float, ...] = ()
 
     @property
     def candidates(self) -> int:
@@ -167,38 +217,67 @@ class MatchModel:
     @property
     def cut(self) -> float:
         """The smallest similarity whose match probability is at least 1/2
-        (above 1 when no bin reaches it); ``FALLBACK_CUT`` when not fitted."""
-        if not self.fitted:
-            return FALLBACK_CUT
-        for k, p in enumerate(self.posterior):
-            if p >= 0.5:
-                return k / BINS
-        return math.inf
+        by the similarity alone (above 1 when no bin reaches it);
+        ``FALLBACK_CUT`` when not fitted. Each level of number agreement has
+        its own (:meth:`cuts`)."""
+        return self._first_kept(np.asarray(self.posterior)) if self.fitted else FALLBACK_CUT
 
-    def probability(self, similarity: float) -> float | None:
-        """Probability that a pair of this similarity is a match (``None``
-        when the model was not fitted)."""
-        if not self.fitted:
-            return None
-        k = min(max(int(similarity * BINS), 0), BINS - 1)
-        return self.posterior[k]
+    def cuts(self) -> dict[str, float]:
+        """The cut of each level of number agreement some candidate has."""
+        if not self.fitted or not self.ratios:
+            return {}
+        posterior = np.asarray(self.posterior)
+        return {AGREEMENT[level]: self._first_kept(_combined(posterior, ratio))
+                for level, ratio in enumerate(self.ratios) if sum(self.levels[level])}
 
-    def probabilities(self, similarities: np.ndarray) -> list[float | None]:
+    @staticmethod
+    def _first_kept(probabilities: np.ndarray) -> float:
+        kept = np.flatnonzero(probabilities >= 0.5)
+        return float(kept[0]) / BINS if len(kept) else math.inf
+
+    def _table(self) -> np.ndarray:
+        """Match probability per level and bin (one row without levels)."""
+        posterior = np.asarray(self.posterior)
+        if not self.ratios:
+            return posterior[np.newaxis, :]
+        return np.stack([_combined(posterior, ratio) for ratio in self.ratios])
+
+    def probability(self, similarity: float, level: int | None = None) -> float | None:
+        """Probability that a pair of this similarity (and this level of
+        number agreement, when given) is a match; ``None`` when the model was
+        not fitted."""
+        found = self.probabilities(np.array([similarity]), None if level is None else np.array([level]))
+        return found[0]
+
+    def probabilities(self, similarities: np.ndarray, levels: np.ndarray | None = None) -> list[float | None]:
         if not self.fitted:
             return [None] * len(similarities)
-        index = np.clip((np.asarray(similarities, dtype=np.float64) * BINS).astype(np.int64), 0, BINS - 1)
-        return np.asarray(self.posterior)[index].tolist()
+        table = self._table()
+        rows = np.zeros(len(similarities), np.int64) if levels is None or not self.ratios else np.asarray(levels)
+        return table[rows, _bins(similarities)].tolist()
+
+    def keeps(self, similarities: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
+        """Which pairs are matches: probability at least 1/2 (similarity at
+        least ``FALLBACK_CUT`` when the model was not fitted)."""
+        if not self.fitted:
+            return np.asarray(similarities) >= FALLBACK_CUT
+        return np.asarray(self.probabilities(similarities, levels)) >= 0.5
 
     def estimates(self, cut: float | None = None) -> dict[str, float] | None:
         """Expected true pairs among the candidates, and the precision and
-        recall of keeping the pairs at or above ``cut`` (default: the
-        model's); ``None`` when the model was not fitted."""
+        recall of keeping the pairs the model calls matches (or those at or
+        above a fixed ``cut``); ``None`` when the model was not fitted."""
         if not self.fitted:
             return None
-        cut = self.cut if cut is None else cut
-        counts, posterior = np.asarray(self.counts), np.asarray(self.posterior)
-        expected = counts * posterior
-        kept = np.arange(BINS) >= math.ceil(cut * BINS - 1e-9) if math.isfinite(cut) else np.zeros(BINS, bool)
+        counts = np.asarray(self.levels) if self.ratios else np.asarray(self.counts)[np.newaxis, :]
+        table = self._table()
+        expected = counts * table
+        if cut is None:
+            kept = table >= 0.5
+        elif math.isfinite(cut):
+            kept = np.broadcast_to(np.arange(BINS) >= math.ceil(cut * BINS - 1e-9), table.shape)
+        else:
+            kept = np.zeros(table.shape, bool)
         true_pairs = float(expected.sum())
         found = float(counts[kept].sum())
         hits = float(expected[kept].sum())
@@ -212,7 +291,8 @@ class MatchModel:
     def to_dict(self) -> dict:
         return {"prior": self.prior, "bins": BINS, "counts": list(self.counts), "match": list(self.match),
                 "nonmatch": list(self.nonmatch), "posterior": list(self.posterior), "rounds": self.rounds,
-                "gain": self.gain, "fitted": self.fitted}
+                "gain": self.gain, "fitted": self.fitted, "levels": [list(row) for row in self.levels],
+                "ratios": list(self.ratios)}
 
     @classmethod
     def from_dict(cls, data: dict) -> MatchModel:
@@ -221,25 +301,33 @@ class MatchModel:
         return cls(prior=float(data["prior"]), counts=tuple(data["counts"]), match=tuple(data["match"]),
                    nonmatch=tuple(data["nonmatch"]), posterior=tuple(data["posterior"]),
                    rounds=int(data.get("rounds", 0)), gain=float(data.get("gain", 0.0)),
-                   fitted=bool(data.get("fitted", True)))
+                   fitted=bool(data.get("fitted", True)),
+                   levels=tuple(tuple(row) for row in data.get("levels", ())), ratios=tuple(data.get("ratios", ())))
 
 
 def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
     """Fit the two-class model to a histogram of candidate similarities.
 
     Args:
-        counts: candidate pairs per bin, ``BINS`` values (see :func:`histogram`).
+        counts: candidate pairs per bin, ``BINS`` values, or a row of them for
+            each of the ``LEVELS`` of number agreement (see :func:`histogram`).
 
     Returns:
         The fitted :class:`MatchModel`; with no evidence of a match class, one
-        whose posterior is 0 everywhere (nothing is kept).
+        whose posterior is 0 everywhere but in the top bin (only copies are
+        kept).
+
+    Raises:
+        ValueError: when ``counts`` has neither shape.
 
     Costs ``O(BINS)`` per EM round and at most ``MAX_ROUNDS`` rounds, whatever
     the number of candidates: the fit reads only the histogram.
     """
     counts = np.asarray(counts, dtype=np.float64)
+    if counts.shape == (LEVELS, BINS):
+        return _with_levels(fit(counts.sum(axis=0)), counts)
     if counts.shape != (BINS,):
-        raise ValueError(f"need {BINS} bin counts, got {counts.shape}")
+        raise ValueError(f"need {BINS} bin counts or {LEVELS} rows of them, got {counts.shape}")
     total = counts.sum()
     single = _falling_tail(counts + PSEUDO_COUNT)
     if total < MIN_CANDIDATES:
@@ -273,6 +361,27 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
     posterior[-1] = 1.0
     return MatchModel(prior, tuple(counts), tuple(m * prior * total), tuple(u * (1 - prior) * total),
                       tuple(posterior.tolist()), rounds, gain)
+
+
+def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
+    """``model`` with each level's likelihood ratio: EM for the two classes'
+    level distributions, the similarity's probabilities held fixed (see the
+    module's docstring)."""
+    if not model.fitted:
+        return model
+    r = np.asarray(model.posterior)
+    tail = _tail_start(np.asarray(model.nonmatch) + PSEUDO_COUNT)
+    ratios = np.ones(LEVELS)
+    for _ in range(MAX_ROUNDS):
+        p = np.stack([_combined(r, ratio) for ratio in ratios])
+        match = (levels * p).sum(axis=1) + LEVEL_PRIOR
+        nonmatch = (levels[:, tail:] * (1.0 - p[:, tail:])).sum(axis=1) + LEVEL_PRIOR
+        before, ratios = ratios, (match / match.sum()) / (nonmatch / nonmatch.sum())
+        if np.allclose(ratios, before, rtol=TOLERANCE, atol=0.0):
+            break
+    # A level no candidate has says nothing.
+    ratios[levels.sum(axis=1) == 0] = 1.0
+    return replace(model, levels=tuple(tuple(row) for row in levels.tolist()), ratios=tuple(ratios.tolist()))
 
 
 def _classes(counts: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -315,14 +424,16 @@ def summary_path(pairs_path: Path | str) -> Path:
 
 def summary(model: MatchModel, cut: float, forced: bool) -> dict:
     """What a report says of its model: the cut used (``forced`` when a fixed
-    threshold replaced the model's), the estimates at that cut, the model."""
+    threshold replaced the model's), each level of number agreement's cut,
+    the estimates of what was kept, the model."""
     return {
         "cut": cut if math.isfinite(cut) else None,
         "model_cut": model.cut if math.isfinite(model.cut) else None,
         "forced": forced,
+        "level_cuts": {name: (at if math.isfinite(at) else None) for name, at in model.cuts().items()},
         "candidates": model.candidates,
         "fitted": model.fitted,
-        "estimated": model.estimates(cut),
+        "estimated": model.estimates(cut if forced else None),
         "model": model.to_dict(),
     }
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.model import BINS, FALLBACK_CUT, MatchModel, _isotonic, fit, histogram
+from neardup_solr.model import BINS, FALLBACK_CUT, LEVELS, MatchModel, _isotonic, fit, histogram
+from neardup_solr.similarity import AGREEMENT
 
 
 def isotonic_reference(values: list[float]) -> list[float]:
@@ -121,3 +122,61 @@ def test_a_model_survives_its_dictionary():
     again = MatchModel.from_dict(model.to_dict())
     assert again == model
     assert again.probability(0.99) == model.posterior[-1]
+
+
+def test_number_agreement_moves_each_levels_cut_the_way_its_evidence_points():
+    """Two classes that overlap in similarity, told apart by their numbers:
+    a match's numbers all agree 90% of the time, a non-match's rarely. The
+    levels are drawn independently of the similarity within each class, so
+    the likelihood ratio of each level is known: P(level | M) / P(level | U)."""
+    rng = np.random.default_rng(21)
+    # The similarities of the second case above: a long tail of matches
+    # into the non-matches.
+    n, share, (am, bm), (au, bu) = 200_000, 0.04, (9.0, 1.5), (1.0, 6.0)
+    is_match = rng.random(n) < share
+    scores = np.where(is_match, rng.beta(am, bm, n), rng.beta(au, bu, n))
+    match_levels = np.array([0.05, 0.01, 0.01, 0.03, 0.90])
+    nonmatch_levels = np.array([0.10, 0.85, 0.03, 0.01, 0.01])
+    levels = np.where(is_match, rng.choice(LEVELS, n, p=match_levels), rng.choice(LEVELS, n, p=nonmatch_levels))
+    model = fit(histogram(scores, levels))
+    true_ratios = match_levels / nonmatch_levels
+    # Each level's ratio is found within a factor of two (the non-matches'
+    # levels are read from their tail, a few thousand pairs).
+    assert np.all(np.abs(np.log(np.asarray(model.ratios) / true_ratios)) < math.log(2))
+    cuts = model.cuts()
+    assert cuts[AGREEMENT[4]] < model.cut < cuts[AGREEMENT[1]]
+    kept = model.keeps(scores, levels)
+
+    def f1(keep: np.ndarray) -> float:
+        return 2 * (keep & is_match).sum() / (keep.sum() + is_match.sum())
+
+    # Weighing the numbers beats the best cut of the similarity alone, and
+    # comes within 0.01 of the best rule there is (the Bayes rule of the
+    # true distributions).
+    best_alone = max(f1(scores >= c) for c in np.linspace(0.2, 0.95, 76))
+    odds = share * beta_pdf(scores, am, bm) / ((1 - share) * beta_pdf(scores, au, bu))
+    bayes = odds * true_ratios[levels] >= 1.0
+    assert f1(kept) > best_alone + 0.02
+    assert f1(kept) >= f1(bayes) - 0.01
+    estimated = model.estimates()
+    assert estimated["precision"] == pytest.approx(is_match[kept].mean(), abs=0.05)
+    assert estimated["recall"] == pytest.approx(is_match[kept].sum() / is_match.sum(), abs=0.05)
+
+
+def test_levels_change_nothing_where_there_is_no_match_class():
+    rng = np.random.default_rng(22)
+    scores = rng.beta(1.0, 5.0, 30_000)
+    levels = rng.integers(0, LEVELS, 30_000)
+    model = fit(histogram(scores, levels))
+    assert not any(model.keeps(scores, levels))
+    assert model.estimates()["true_pairs"] == 0.0
+
+
+def test_a_model_with_levels_survives_its_dictionary():
+    rng = np.random.default_rng(23)
+    scores = np.concatenate([rng.beta(1, 6, 5000), rng.beta(9, 1.5, 300)])
+    levels = np.concatenate([rng.integers(0, 2, 5000), np.full(300, 4)])
+    model = fit(histogram(scores, levels))
+    again = MatchModel.from_dict(model.to_dict())
+    assert again == model
+    assert again.probability(0.5, 4) == model.probability(0.5, 4) > model.probability(0.5, 1)

@@ -4,10 +4,10 @@ import math
 
 import Levenshtein
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.similarity import CLOSE, CloseWords, Weights, similarity
+from neardup_solr.similarity import AGREEMENT, CLOSE, CloseWords, Weights, number_agreement, numbers, similarity
 
 
 def soft(a, b):
@@ -77,3 +77,37 @@ def test_close_words_are_those_within_jaro_winkler_0_9(words):
         assert {other for other, _ in close.get(word, [])} == expected
         for other, score in close.get(word, []):
             assert score == pytest.approx(Levenshtein.jaro_winkler(word, other))
+
+
+def agreement_reference(a: list[str], b: list[str]) -> int:
+    """The levels of number agreement as sets say them."""
+    na = {w for w in a if any(c in "0123456789" for c in w)}
+    nb = {w for w in b if any(c in "0123456789" for c in w)}
+    if not na or not nb:
+        return AGREEMENT.index("a record has no number")
+    if not na & nb:
+        return AGREEMENT.index("no number shared")
+    differ = max(len(na), len(nb)) - len(na & nb)
+    return AGREEMENT.index({0: "all numbers agree", 1: "one number differs"}.get(differ, "two or more numbers differ"))
+
+
+words_and_numbers = st.lists(st.sampled_from(["main", "st", "12", "12b", "4th", "90210", "x7", "007", "7", "ave"]),
+                             max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words_and_numbers, words_and_numbers)
+def test_number_agreement_is_the_set_reference(a, b):
+    assert number_agreement(numbers(a), numbers(b)) == agreement_reference(a, b)
+    assert number_agreement(numbers(a), numbers(b)) == number_agreement(numbers(b), numbers(a))
+
+
+def test_number_agreement_levels_on_records():
+    def level(x: str, y: str) -> str:
+        return AGREEMENT[number_agreement(numbers(x.split()), numbers(y.split()))]
+
+    assert level("joes diner 12 main st 90210", "joes diner 12 main st 90210") == "all numbers agree"
+    assert level("ann lee 12 oak 90210 19800101", "ann lee 12 oak 90210 19800110") == "one number differs"
+    assert level("ann lee 12 oak 90210 19800101 555", "bob lee 12 oak 90210 19751212 556") == "two or more numbers differ"
+    assert level("joes diner 12 main st", "joes diner 14 main st") == "no number shared"
+    assert level("joes diner main st", "joes diner 14 main st") == "a record has no number"

@@ -218,13 +218,14 @@ def model_line(about: dict) -> str:
     if about["forced"]:
         how = f"fixed cut {about['cut']:.2f} (the model's: {_cut_text(about['model_cut'])})"
     else:
-        how = f"cut {_cut_text(about['cut'])} (match probability >= 0.5)"
+        levels = "".join(f"; {name}: {_cut_text(cut, 'none')}" for name, cut in about.get("level_cuts", {}).items())
+        how = f"cut {_cut_text(about['cut'])} (match probability >= 0.5{levels})"
     return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs among {about['candidates']} "
             f"candidates; estimated precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
 
 
-def _cut_text(cut: float | None) -> str:
-    return "none: no match class in the data" if cut is None else f"{cut:.2f}"
+def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:
+    return none if cut is None else f"{cut:.2f}"
 
 
 @click.command("query")
@@ -273,7 +274,8 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
         return
     write_table(sys.stdout, match_table(matches), out_format or "tsv")
     if not matches:
-        say(f"no record reaches similarity {search.threshold:.2f}")
+        say("no near duplicate found" + (f": no record reaches similarity {search.threshold:.2f}"
+                                          if search.threshold is not None else ""))
 
 
 @click.command("delete")
