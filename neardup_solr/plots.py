@@ -75,6 +75,12 @@ def model_histogram(path: Path, about: dict) -> Path:
     if about.get("cut") is not None:
         ax.axvline(about["cut"], color="black", linestyle="--",
                    label=f"{'fixed cut' if about.get('forced') else 'cut (probability 0.5)'} {about['cut']:.2f}")
+    if not about.get("forced"):
+        # Each level of number agreement moves the cut its own way.
+        for (name, cut), colour in zip(about.get("level_cuts", {}).items(), ("tab:purple", "tab:orange", "tab:brown",
+                                                                            "tab:cyan", "tab:olive")):
+            if cut is not None:
+                ax.axvline(cut, color=colour, linestyle=":", label=f"cut where {name} {cut:.2f}")
     estimated = about["estimated"]
     ax.set(xlabel="similarity", ylabel="pairs", xlim=(0, 1), yscale="symlog",
            title=f"Match model: est. precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
