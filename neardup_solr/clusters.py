@@ -13,7 +13,7 @@ Only ids that occur in a pair are clustered: records without a near
 duplicate are not listed. A pair of an id with itself says nothing and is
 ignored.
 
-Files (written atomically, see :func:`neardup_solr.outputs.atomic_output`):
+Files (written atomically, see :func:`neardup_solr.files.atomic_output`):
 
 - TSV: a header line ``cluster_id<TAB>size<TAB>members``, then one line per
   cluster, ``1<TAB>3<TAB>4,17,230``. The header is there because, unlike a
@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import InputError
-from .outputs import CLUSTER_COLUMNS, TextLookup, atomic_output, cluster_table, save_table
+from .files import atomic_output, read_text
+from .outputs import CLUSTER_COLUMNS, TextLookup, cluster_table, save_table
 from .pairs import read_pairs
 from .records import id_key
 
@@ -139,10 +140,7 @@ def write_clusters(path: Path | str, clusters: Iterable[Cluster], json: bool = F
 def read_clusters(path: Path | str) -> list[Cluster]:
     """Read a file written by :func:`write_clusters` (TSV or JSON, told apart
     by its first character), checking that each size matches its members."""
-    try:
-        content = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read clusters from {path}: {err}") from None
+    content = read_text(path, "clusters")
     if content.lstrip().startswith("["):
         try:
             rows = [(row["cluster"], row["size"], row["members"]) for row in jsonlib.loads(content)]

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import requests
 
-from .errors import InputError, NeardupError
+from .errors import NeardupError
+from .files import read_text
 
 # Reference numbering: Fodor's records first, then Zagat's; each line is cut
 # before its phone number, whose shape differs between the guides.
@@ -37,11 +38,7 @@ SDIST_FOLDER = "py-entitymatching-0.4.2/py_entitymatching/datasets/end-to-end/re
 
 def guide_texts(path: Path, phone: re.Pattern[str]) -> Iterator[str]:
     """Each non-empty line of a guide, cut before its phone number."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read {path}: {err}") from None
-    for line in text.splitlines():
+    for line in read_text(path).splitlines():
         if not line.strip():
             continue
         found = phone.search(line)

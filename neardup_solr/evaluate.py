@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .files import read_text
 from .pairs import Pair
 from .records import id_key
 
@@ -44,10 +45,7 @@ class Score:
 def read_gold(path: Path | str) -> set[frozenset[str]]:
     """Gold pairs: two ids per line, separated by a tab or spaces."""
     gold = set()
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read gold pairs from {path}: {err}") from None
+    lines = read_text(path, "gold pairs").splitlines()
     for number, line in enumerate(lines, start=1):
         fields = line.split()
         if not fields:

@@ -19,7 +19,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from .clusters import Cluster
-from .pairs import Pair, atomic_output
+from .files import atomic_output
+from .pairs import Pair
 from .records import id_key
 
 MAX_CLUSTERS = 500

@@ -24,19 +24,15 @@ finished.
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 import json
-import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from .errors import InputError
+from .files import atomic_output
 from .records import id_key
 from .sources import format_from_name
 
@@ -53,36 +49,6 @@ TextLookup = Callable[[Sequence[str]], Mapping[str, str]]
 def output_format(path: Path | str, given: str | None = None) -> str:
     """``given``, or the format ``path``'s name implies (TSV when it implies none)."""
     return given or format_from_name(path, _BY_SUFFIX, default="tsv")
-
-
-@contextmanager
-def atomic_output(path: Path | str) -> Iterator[IO[str]]:
-    """A text file that appears at ``path`` only if the block completes;
-    gzip-compressed when the name ends in ``.gz``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        if path.suffix == ".gz":
-            with os.fdopen(fd, "wb") as raw:
-                # mtime 0 and no name in the header: the same data, the same bytes.
-                compressed = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0)
-                with io.TextIOWrapper(compressed, encoding="utf-8", newline="\n") as handle:
-                    yield handle
-                raw.flush()
-                os.fsync(raw.fileno())
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                yield handle
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)

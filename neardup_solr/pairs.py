@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import InputError
-from .outputs import TextLookup, atomic_output, pair_table, save_table
+from .files import reading
+from .outputs import TextLookup, pair_table, save_table
 from .records import id_key
-from .sources import GZIP_ERRORS, RecordFile, open_bytes
+from .sources import RecordFile, open_bytes
 
-__all__ = ["Pair", "atomic_output", "ordered", "read_pairs", "write_pairs"]
 PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
 
 
@@ -58,14 +58,11 @@ def read_pairs(path: Path | str) -> list[Pair]:
     """The pairs of a file :func:`write_pairs` wrote, in any of its formats,
     told apart by the first line (a JSON object, the CSV header, or TSV);
     gzip is read through."""
-    try:
-        with open_bytes(RecordFile.of(path)) as opened:
-            text = io.TextIOWrapper(opened.stream, encoding="utf-8-sig", newline="")
-            first = text.readline()
-            lines = chain([first], text)
-            return [_pair(path, number, fields) for number, fields in _rows(lines, first, path)]
-    except (OSError, UnicodeDecodeError, *GZIP_ERRORS) as err:
-        raise InputError(f"cannot read pairs from {path}: {err}") from None
+    with reading(path, "pairs"), open_bytes(RecordFile.of(path)) as opened:
+        text = io.TextIOWrapper(opened.stream, encoding="utf-8-sig", newline="")
+        first = text.readline()
+        lines = chain([first], text)
+        return [_pair(path, number, fields) for number, fields in _rows(lines, first, path)]
 
 
 def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:

@@ -11,7 +11,8 @@ from .. import server
 from ..candidates import MODES
 from ..datasets import fetch_restaurants, guide_records
 from ..evaluate import read_gold, score
-from ..pairs import atomic_output, read_pairs
+from ..files import atomic_output
+from ..pairs import read_pairs
 from .common import data_dir_option, port_option, quiet_option, say
 from .search import index, report
 
