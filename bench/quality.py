@@ -48,11 +48,12 @@ from pathlib import Path
 
 import requests
 
-from neardup_solr.collisions import LSH_FIELD, MAX_BUCKET
+from neardup_solr.collisions import MAX_BUCKET
 from neardup_solr.errors import NeardupError
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.model import read_summary
 from neardup_solr.pairs import read_pairs
+from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
 from . import documents, generate, people
@@ -129,9 +130,9 @@ def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset
     (``kept``)."""
     keys: dict[str, set[str]] = {}
     held: Counter[str] = Counter()
-    for doc in solr.iter_docs(["id", LSH_FIELD], batch=5000):
-        keys[doc["id"]] = set(doc.get(LSH_FIELD, ()))
-        held.update(keys[doc["id"]])
+    for doc in solr.iter_docs([ID, BAND_KEYS], batch=5000):
+        keys[doc[ID]] = set(doc.get(BAND_KEYS, ()))
+        held.update(keys[doc[ID]])
     found: dict[str, set[frozenset[str]]] = {"any": set(), "kept": set()}
     for pair in gold:
         a, b = (keys.get(i, set()) for i in pair)

@@ -142,7 +142,7 @@ def _free_port() -> int:
 
 def machine(solr: Solr, packages: tuple[str, ...] = ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")
             ) -> dict[str, str]:
-    info = solr.get("../admin/info/system")
+    info = solr.get(solr.admin_url("info/system"))
     memory = next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
     return {
         "cores": str(os.cpu_count()), "memory": f"{int(memory.split()[1]) / 2**20:.1f} GiB",

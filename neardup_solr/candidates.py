@@ -28,7 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .bands import band_prefix
-from .collisions import LSH_FIELD, MAX_BUCKET, Skipped, buckets, pair_up
+from .collisions import MAX_BUCKET, Skipped, buckets, pair_up
 from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
 from .errors import NeardupError
 from .model import MatchModel, fit, histogram
@@ -36,6 +36,7 @@ from .pairs import Pair
 from .parallel import bounded_map, cores, forked_map
 from .records import id_key
 from .repair import repair
+from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_SHINGLES
 from .signatures import untag
 from .similarity import DEFAULT_THRESHOLD, CloseWords, Vector, Weights, number_agreement, numbers, similarity
 from .solr import Solr, overlap_query, term
@@ -57,9 +58,9 @@ class Mode:
     same_first_word: bool
 
 
-LSH = Mode("lsh", "content_lsh", rows=100, same_first_word=False)
-SHINGLES = Mode("shingles", "content_ng", rows=10, same_first_word=True)
-MINHASH = Mode("minhash", "content_sg", rows=10, same_first_word=True)
+LSH = Mode("lsh", BAND_KEYS, rows=100, same_first_word=False)
+SHINGLES = Mode("shingles", WORD_SHINGLES, rows=10, same_first_word=True)
+MINHASH = Mode("minhash", MINHASH_VALUES, rows=10, same_first_word=True)
 MODES = {mode.name: mode for mode in (LSH, SHINGLES, MINHASH)}
 
 
@@ -69,7 +70,7 @@ def query_values(doc: dict[str, Any], mode: Mode, signatures: int) -> list[str]:
         values = [v for v in values if untag(v)[0] < signatures]
         if len(values) < signatures:
             raise NeardupError(
-                f"record {doc['id']} has {len(values)} signature values, {signatures} were asked for",
+                f"record {doc[ID]} has {len(values)} signature values, {signatures} were asked for",
                 hint=f"index again with --signatures {signatures}",
             )
     return values
@@ -80,17 +81,17 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str], r
     if not values:
         return []
     query = overlap_query(mode.field, values)
-    if doc["id"]:
+    if doc[ID]:
         # In the query, not a filter: a filter "all but this id" would be a
         # set of every record, built and cached anew for each record.
-        query = f"({query}) -{term('id', doc['id'])}"
-    filters = [term("first_word", doc["first_word"])] if mode.same_first_word else []
+        query = f"({query}) -{term(ID, doc[ID])}"
+    filters = [term(FIRST_WORD, doc[FIRST_WORD])] if mode.same_first_word else []
     found = solr.search(
         query,
         fq=filters,
         sort="score desc,id asc",
         rows=rows,
-        fl="id,content,md5_hash",
+        fl=f"{ID},{TEXT},{MD5}",
     )
     return found.docs
 
@@ -102,14 +103,14 @@ class EditDistanceCheck:
         self.max_dist = max_dist
 
     def prepare(self, doc: dict[str, Any]) -> list[str]:
-        return words(normalize(doc["content"]))
+        return words(normalize(doc[TEXT]))
 
     def check(self, doc: dict[str, Any], mine: list[str], other: dict[str, Any]) -> Pair | None:
-        if other["md5_hash"] == doc["md5_hash"]:
+        if other[MD5] == doc[MD5]:
             distance = 0
         else:
-            distance = word_distance(mine, words(normalize(other["content"])))
-        return Pair(doc["id"], other["id"], distance) if distance <= self.max_dist else None
+            distance = word_distance(mine, words(normalize(other[TEXT])))
+        return Pair(doc[ID], other[ID], distance) if distance <= self.max_dist else None
 
 
 def text_vector(weights: Weights, text: str) -> Vector:
@@ -173,18 +174,18 @@ class OnlineSearch:
             self._doc_freq.clear()
             self._since = time.monotonic()
         if missing := sorted(words.difference(self._doc_freq)):
-            self._doc_count, found = self.solr.term_counts("tokens", missing)
+            self._doc_count, found = self.solr.term_counts(TOKENS, missing)
             self._doc_freq.update({word: found.get(word, 0) for word in missing})
         return Weights(self._doc_count, self._doc_freq)
 
     def find(self, text: str, exclude: str | None = None) -> list[Match]:
         """The matches, most similar first."""
         repaired = repair(text)
-        doc = {"id": exclude or "", "content": text}
+        doc = {ID: exclude or "", TEXT: text}
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.rows)
         if not found:
             return []
-        tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other["content"])) for other in found)]
+        tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other[TEXT])) for other in found)]
         weights = self.weights({w for words in tokens for w in words})
         mine, *theirs = (weights.vector(words) for words in tokens)
         check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
@@ -194,8 +195,8 @@ class OnlineSearch:
             level = number_agreement(numbers(mine), numbers(vector))
             probability = self.model.probability(score, level) if self.model is not None else None
             if self._keeps(score, probability):
-                pair = check.pair("", text, other["id"], other["content"], score, None)
-                matches.append(Match(other["id"], score, pair.distance, other["content"], probability))
+                pair = check.pair("", text, other[ID], other[TEXT], score, None)
+                matches.append(Match(other[ID], score, pair.distance, other[TEXT], probability))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
 
     def _keeps(self, score: float, probability: float | None) -> bool:
@@ -231,9 +232,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     texts: dict[str, str] = {}
     tick = progress.update if progress is not None else lambda n=1: None
     found = pair_up(chain(
-        buckets(solr, LSH_FIELD, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+        buckets(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
                 skipped=skipped, texts=texts, progress=tick),
-        buckets(solr, "md5_hash", [""], max_bucket=None, texts=texts),
+        buckets(solr, MD5, [""], max_bucket=None, texts=texts),
     ))
     if skipped.keys:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
@@ -245,7 +246,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         progress.reset(total=len(found))
         progress.unit = "pair"
         progress.set_description("verifying candidates")
-    weights = Weights(*solr.term_counts("tokens"))
+    weights = Weights(*solr.term_counts(TOKENS))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
     digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
@@ -314,13 +315,13 @@ def near_duplicates(
         raise NeardupError(f"the index has no fields for --{mode.name} (it was built with --lean)",
                            hint="index again without --lean")
     verifier = EditDistanceCheck(max_dist)
-    fields = ["id", "content", "md5_hash", "first_word", mode.field]
+    fields = [ID, TEXT, MD5, FIRST_WORD, mode.field]
 
     def pairs_of(doc: dict[str, Any]) -> list[Pair]:
         mine = verifier.prepare(doc)
         found = []
         for other in candidates(solr, doc, mode, query_values(doc, mode, signatures), rows or mode.rows):
-            if id_key(other["id"]) > id_key(doc["id"]) and (pair := verifier.check(doc, mine, other)):
+            if id_key(other[ID]) > id_key(doc[ID]) and (pair := verifier.check(doc, mine, other)):
                 found.append(pair)
         return found
 

@@ -193,7 +193,7 @@ def stop(data_dir: Path, node: int | None = None) -> Cluster | None:
 
 
 def cluster_status(solr: Solr) -> dict:
-    return solr.get("../admin/collections", action="CLUSTERSTATUS")["cluster"]
+    return solr.get(solr.admin_url("collections"), action="CLUSTERSTATUS")["cluster"]
 
 
 def collections(solr: Solr) -> set[str]:
@@ -277,7 +277,7 @@ def create_collection(solr: Solr, *, shards: int, replicas: int = 1) -> None:
     if solr.name in collections(solr):
         raise SolrFailure(f"collection {solr.name!r} already exists at {solr.url}",
                           hint="index into it, or delete it with Solr's Collections API first")
-    solr.post("../admin/configs", configset_zip(server.resource("solr_config") / "conf"), "application/octet-stream",
+    solr.post(solr.admin_url("configs"), configset_zip(server.resource("solr_config") / "conf"), "application/octet-stream",
               action="UPLOAD", name=solr.name, overwrite="true", cleanup="true")
-    solr.get("../admin/collections", action="CREATE", name=solr.name, numShards=shards,
+    solr.get(solr.admin_url("collections"), action="CREATE", name=solr.name, numShards=shards,
              replicationFactor=replicas, **{"collection.configName": solr.name})

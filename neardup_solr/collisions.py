@@ -27,9 +27,9 @@ import numpy as np
 
 from .parallel import bounded_map
 from .records import id_key
+from .schema import ID, TEXT
 from .solr import Solr
 
-LSH_FIELD = "content_lsh"
 MAX_BUCKET = 100
 DOCS_PER_QUERY = 5_000
 
@@ -66,7 +66,7 @@ class Skipped:
     largest: int = 0
 
 
-def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str, int]]:
+def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int]]:
     """(key, count) of every key starting with ``prefix`` held by 2 or more records.
 
     The terms component reads the term dictionary alone, so the key field
@@ -74,12 +74,7 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> Iterator[tuple[str,
     counts include records deleted or replaced but not yet merged away,
     which can only add a key whose bucket then holds fewer records.
     """
-    found = solr.search("*:*", rows=0, terms="true", **{
-        "terms.fl": field_name, "terms.prefix": prefix, "terms.mincount": 2, "terms.limit": -1,
-        "terms.sort": "index",
-    })
-    flat = found.raw_response.get("terms", {}).get(field_name, [])
-    return zip(flat[::2], flat[1::2])
+    return solr.terms(field_name, prefix=prefix, mincount=2)[1]
 
 
 def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
@@ -99,7 +94,7 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
                     skipped.largest = max(skipped.largest, count)
             progress()
 
-    fields = f"id,{field_name}" + (",content" if texts is not None else "")
+    fields = f"{ID},{field_name}" + (f",{TEXT}" if texts is not None else "")
 
     def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
         # One request per batch, its size known from the counts: no paging,
@@ -112,11 +107,11 @@ def buckets(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int
         members: dict[str, list[str]] = {}
         for doc in docs:
             if texts is not None:
-                texts.setdefault(doc["id"], doc["content"])
+                texts.setdefault(doc[ID], doc[TEXT])
             values = doc.get(field_name, ())
             for key in [values] if isinstance(values, str) else values:
                 if key in batch:
-                    members.setdefault(key, []).append(doc["id"])
+                    members.setdefault(key, []).append(doc[ID])
         yield from members.values()
 
 

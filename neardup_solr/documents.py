@@ -1,8 +1,9 @@
 """One record as one Solr document: the pipeline's values, ready to store.
 
-Fields for the reference workflow (``md5_hash``, ``first_word``, ``num_words``,
-``content_ng``, ``content_sg``) come from the reference normalization; fields
-for the default mode (``tokens``, ``content_lsh``) from the repaired one.
+Fields (:mod:`neardup_solr.schema`) for the reference workflow (the MD5, first
+word, word count, word shingles and their MinHash values) come from the
+reference normalization; fields for the default mode (tokens, band keys) from
+the repaired one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .bands import SIGNATURE_VALUES, Choice, agreements, band_keys, choose
 from .model import MatchModel
 from .records import Record
 from .repair import repair
+from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_COUNT, WORD_SHINGLES
 from .shingles import CHAR_SHINGLE_SIZE, word_shingles
 from .signatures import MinHasher, tagged_values
 from .solr import Solr, index_term
@@ -132,11 +134,11 @@ class DocumentBuilder:
         repaired = [repair(r.text) for r in records]
         docs = [
             {
-                "id": record.id,
-                "content": record.text,
-                "md5_hash": md5_hex(norm),
-                "tokens": list(dict.fromkeys(repaired_tokens(fixed))),
-                "content_lsh": keys,
+                ID: record.id,
+                TEXT: record.text,
+                MD5: md5_hex(norm),
+                TOKENS: list(dict.fromkeys(repaired_tokens(fixed))),
+                BAND_KEYS: keys,
             }
             for record, norm, fixed, keys in zip(records, normalized, repaired, self.band_keys(repaired))
         ]
@@ -149,9 +151,9 @@ class DocumentBuilder:
         shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
         signatures = self._reference.signatures(shingles)
         for doc, norm, toks, ngrams, signature in zip(docs, normalized, tokens, shingles, signatures):
-            doc.update(
-                first_word=index_term(first_word(norm)),
-                num_words=len(toks),
-                content_ng=ngrams,
-                content_sg=tagged_values(signature),
-            )
+            doc.update({
+                FIRST_WORD: index_term(first_word(norm)),
+                WORD_COUNT: len(toks),
+                WORD_SHINGLES: ngrams,
+                MINHASH_VALUES: tagged_values(signature),
+            })

@@ -22,6 +22,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from .errors import SolrFailure, SolrUnavailable
+from .schema import ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
 
@@ -148,35 +149,36 @@ class Solr:
         try:
             return fn(*args, **kwargs)
         except pysolr.SolrError as err:
-            if isinstance(err.__context__, requests.exceptions.SSLError):
-                raise SolrUnavailable(
-                    f"the TLS certificate of {self.url} could not be verified",
-                    hint="give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
-                ) from None
-            if _timed_out(err.__context__):
-                raise SolrUnavailable(
-                    f"Solr at {self.url} did not answer within {self.timeout:g} s",
-                    hint="raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
-                ) from None
-            if isinstance(err.__context__, (requests.ConnectionError, requests.Timeout)):
-                raise SolrUnavailable(
-                    f"Solr is not reachable at {self.url}",
-                    hint=_start_hint(self.url),
-                ) from None
-            message = _first_line(str(err))
-            if "(HTTP 401)" in message or "(HTTP 403)" in message:
-                raise SolrFailure(
-                    f"Solr refused the credentials at {self.url}: {message}",
-                    hint="check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
-                ) from None
-            if "servers hosting shard" in message or "SolrServerException" in message:
-                # What a node answers when another node, holding a shard, is gone.
-                raise SolrFailure(
-                    f"Solr {what} failed at {self.url}: a shard did not answer: {message}",
-                    hint="no partial answers are used; bring the node back (`neardup solr status` shows which) "
-                    "and run the command again",
-                ) from None
-            raise SolrFailure(f"Solr {what} failed at {self.url}: {message}") from None
+            raise self._failure(what, err.__context__, _first_line(str(err))) from None
+
+    def _failure(self, what: str, cause: BaseException | None, message: str) -> SolrUnavailable | SolrFailure:
+        """The typed error for a request that failed: ``cause`` is the
+        transport's exception (if any), ``message`` what Solr or it said."""
+        if isinstance(cause, requests.exceptions.SSLError):
+            return SolrUnavailable(
+                f"the TLS certificate of {self.url} could not be verified",
+                hint="give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
+            )
+        if _timed_out(cause):
+            return SolrUnavailable(
+                f"Solr at {self.url} did not answer within {self.timeout:g} s",
+                hint="raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
+            )
+        if isinstance(cause, (requests.ConnectionError, requests.Timeout)):
+            return SolrUnavailable(f"Solr is not reachable at {self.url}", hint=_start_hint(self.url))
+        if "(HTTP 401)" in message or "(HTTP 403)" in message:
+            return SolrFailure(
+                f"Solr refused the credentials at {self.url}: {message}",
+                hint="check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
+            )
+        if "servers hosting shard" in message or "SolrServerException" in message:
+            # What a node answers when another node, holding a shard, is gone.
+            return SolrFailure(
+                f"Solr {what} failed at {self.url}: a shard did not answer: {message}",
+                hint="no partial answers are used; bring the node back (`neardup solr status` shows which) "
+                "and run the command again",
+            )
+        return SolrFailure(f"Solr {what} failed at {self.url}: {message}")
 
     def ping(self) -> None:
         self._call("ping", self._client.ping)
@@ -208,9 +210,9 @@ class Solr:
         found: dict[str, str] = {}
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
-            docs = self.search("{!terms f=id separator=$sep}" + "\n".join(chunk), sep="\n", fl="id,content",
-                               rows=len(chunk)).docs
-            found.update((d["id"], d["content"]) for d in docs)
+            docs = self.search(f"{{!terms f={ID} separator=$sep}}" + "\n".join(chunk), sep="\n",
+                               fl=f"{ID},{TEXT}", rows=len(chunk)).docs
+            found.update((d[ID], d[TEXT]) for d in docs)
             if progress is not None:
                 progress(len(chunk))
         return found
@@ -222,28 +224,41 @@ class Solr:
         """Every matching document, in id order, with a cursor (no deep paging)."""
         cursor = "*"
         while True:
-            page = self.search(q, fl=",".join(fields), sort="id asc", rows=batch, cursorMark=cursor)
+            page = self.search(q, fl=",".join(fields), sort=f"{ID} asc", rows=batch, cursorMark=cursor)
             yield from page.docs
             if page.nextCursorMark in (None, cursor):
                 return
             cursor = page.nextCursorMark
 
-    def term_counts(self, field: str, terms: Sequence[str] | None = None) -> tuple[int, dict[str, int]]:
-        """The number of live documents, and how many hold each term of
-        ``field``: every term, or just ``terms`` (which must not contain
-        commas; absent ones are left out), in one request.
+    def terms(self, field: str, *, prefix: str = "", only: Sequence[str] | None = None,
+              mincount: int = 1) -> tuple[int, list[tuple[str, int]]]:
+        """The terms component: the number of live documents, and (term,
+        documents holding it) for every term of ``field`` starting with
+        ``prefix`` held by at least ``mincount`` documents, in index order;
+        with ``only``, just those terms (which must not contain commas;
+        absent ones are left out). One request.
 
-        The counts are the term dictionary's document frequencies (the
-        terms component), summed over every shard: what Solr's own BM25
-        uses, including records replaced but not yet merged away. Reading
-        them costs a lookup per term, not a pass over the documents.
+        It reads the term dictionary alone, so the field needs no docValues.
+        The counts are document frequencies summed over every shard (each
+        shard sends all its terms and ``mincount`` applies to the sums):
+        what Solr's own BM25 uses, including records replaced but not yet
+        merged away. Reading them costs a lookup per term, not a pass over
+        the documents.
         """
-        params = {"terms.fl": field, "terms.limit": -1, "terms.mincount": 1, "terms.sort": "index"}
-        if terms is not None:
-            params["terms.list"] = ",".join(terms)
+        params = {"terms.fl": field, "terms.limit": -1, "terms.mincount": mincount, "terms.sort": "index"}
+        if prefix:
+            params["terms.prefix"] = prefix
+        if only is not None:
+            params["terms.list"] = ",".join(only)
         found = self.search("*:*", rows=0, terms="true", **params)
         flat = found.raw_response.get("terms", {}).get(field, [])
-        return found.hits, dict(zip(flat[::2], flat[1::2]))
+        return found.hits, list(zip(flat[::2], flat[1::2]))
+
+    def term_counts(self, field: str, terms: Sequence[str] | None = None) -> tuple[int, dict[str, int]]:
+        """The number of live documents, and how many hold each term of
+        ``field``: every term, or just ``terms`` (see :meth:`terms`)."""
+        documents, counts = self.terms(field, only=terms)
+        return documents, dict(counts)
 
     def user_properties(self) -> dict[str, str]:
         """Properties kept in the core's (or collection's) config overlay."""
@@ -252,16 +267,36 @@ class Solr:
     def set_user_properties(self, values: dict[str, str]) -> None:
         self.post("config", json.dumps({"set-user-property": values}).encode(), "application/json")
 
-    def post(self, path: str, body: bytes, content_type: str, **params: Any) -> dict[str, Any]:
-        """A POST of ``body`` to ``url/path`` (admin uploads), decoded from JSON."""
-        text = self._call("request", self._client._send_request, "post", f"{path}?{_encode(params)}", body,
-                          {"Content-type": content_type})
-        return json.loads(text)
+    @property
+    def base_url(self) -> str:
+        """The Solr node's root (``http://host:port/solr``), where its admin APIs live."""
+        return self.url.rsplit("/", 1)[0]
+
+    def admin_url(self, api: str) -> str:
+        """The URL of a node-wide admin API (``collections``, ``configs``, ``info/system``)."""
+        return f"{self.base_url}/admin/{api}"
 
     def get(self, path: str, **params: Any) -> dict[str, Any]:
-        """A GET on ``url/path`` (admin and schema endpoints), decoded from JSON."""
-        text = self._call("request", self._client._send_request, "get", f"{path}?{_encode(params)}")
-        return json.loads(text)
+        """A GET on ``url/path`` (config and schema endpoints of the core) or
+        on a URL from :meth:`admin_url`, decoded from JSON."""
+        return self._request("get", path, params)
+
+    def post(self, path: str, body: bytes, content_type: str, **params: Any) -> dict[str, Any]:
+        """A POST of ``body`` to ``url/path`` or an :meth:`admin_url` (uploads,
+        config commands), decoded from JSON."""
+        return self._request("post", path, params, data=body, headers={"Content-type": content_type})
+
+    def _request(self, method: str, path: str, params: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        url = path if "://" in path else f"{self.url}/{path}"
+        try:
+            answer = self.session.request(method, url, params={"wt": "json", **params}, timeout=self.timeout,
+                                          **kwargs)
+        except requests.RequestException as err:
+            raise self._failure("request", err, _first_line(str(err))) from None
+        if answer.status_code != 200:
+            message = f"Solr responded with an error (HTTP {answer.status_code}): {_reason(answer)}"
+            raise self._failure("request", None, _first_line(message))
+        return answer.json()
 
 
 def _timed_out(error: BaseException | None) -> bool:
@@ -273,8 +308,12 @@ def _timed_out(error: BaseException | None) -> bool:
     return isinstance(reason, urllib3.exceptions.ReadTimeoutError)
 
 
-def _encode(params: dict[str, Any]) -> str:
-    return pysolr.safe_urlencode({"wt": "json", **params}, True)
+def _reason(answer: requests.Response) -> str:
+    """What Solr said was wrong: its JSON error message, else the body's start."""
+    try:
+        return str(answer.json()["error"]["msg"])
+    except (ValueError, KeyError, TypeError):
+        return answer.text[:300] or answer.reason
 
 
 def _first_line(text: str) -> str:

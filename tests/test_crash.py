@@ -17,7 +17,7 @@ from neardup_solr import server
 from neardup_solr.solr import Solr
 
 RECORDS = 40_000
-FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "content_ng", "content_sg", "tokens", "content_lsh"]
+FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "word_shingles", "minhash_values", "tokens", "content_lsh"]
 
 
 def stat(url: str, category: str, key: str, name: str) -> int:

@@ -32,10 +32,10 @@ def reset(core):
 @given(values=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=6, unique=True))
 def test_any_value_matches_only_itself(scratch, values):
     reset(scratch)
-    scratch.add([{"id": f"v{i}", "content": "x", "content_ng": [v], "first_word": v} for i, v in enumerate(values)])
+    scratch.add([{"id": f"v{i}", "content": "x", "word_shingles": [v], "first_word": v} for i, v in enumerate(values)])
     scratch.commit()
     for i, value in enumerate(values):
-        for query in (overlap_query("content_ng", [value]), term("first_word", value)):
+        for query in (overlap_query("word_shingles", [value]), term("first_word", value)):
             assert [d["id"] for d in scratch.search(query, fl="id", rows=50).docs] == [f"v{i}"], repr(value)
 
 
@@ -52,8 +52,8 @@ def test_any_text_indexes_and_every_mode_queries_it(scratch, texts, ids):
     docs = builder.documents(records)
     scratch.add(docs)
     scratch.commit()
-    stored = {d["id"]: d for d in scratch.iter_docs(["id", "content", "md5_hash", "first_word", "content_ng",
-                                                     "content_sg", "content_lsh"])}
+    stored = {d["id"]: d for d in scratch.iter_docs(["id", "content", "md5_hash", "first_word", "word_shingles",
+                                                     "minhash_values", "content_lsh"])}
     assert set(stored) == {r.id for r in records}
     own = {d["id"]: d for d in docs}
     for doc in stored.values():

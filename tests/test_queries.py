@@ -31,8 +31,8 @@ HOSTILE = [
 
 @pytest.fixture
 def hostile_core(core):
-    docs = [{"id": f"h{i}", "content": v, "content_ng": [v], "first_word": v} for i, v in enumerate(HOSTILE)]
-    docs.append({"id": "plain", "content": "plain", "content_ng": ["plain words here"], "first_word": "plain"})
+    docs = [{"id": f"h{i}", "content": v, "word_shingles": [v], "first_word": v} for i, v in enumerate(HOSTILE)]
+    docs.append({"id": "plain", "content": "plain", "word_shingles": ["plain words here"], "first_word": "plain"})
     core.add(docs)
     core.commit()
     return core
@@ -40,7 +40,7 @@ def hostile_core(core):
 
 def test_every_special_character_is_matched_literally(hostile_core):
     for i, value in enumerate(HOSTILE):
-        hits = hostile_core.search(overlap_query("content_ng", [value]), fl="id", rows=100).docs
+        hits = hostile_core.search(overlap_query("word_shingles", [value]), fl="id", rows=100).docs
         assert [h["id"] for h in hits] == [f"h{i}"], value
         hits = hostile_core.search(term("first_word", value), fl="id", rows=100).docs
         assert [h["id"] for h in hits] == [f"h{i}"], value
@@ -48,7 +48,7 @@ def test_every_special_character_is_matched_literally(hostile_core):
 
 def test_overlap_score_counts_shared_values(hostile_core):
     found = hostile_core.search(
-        overlap_query("content_ng", ["*", "*:*", "plain words here", "absent"]),
+        overlap_query("word_shingles", ["*", "*:*", "plain words here", "absent"]),
         fl="id,score",
         sort="score desc,id asc",
         rows=10,
@@ -69,15 +69,15 @@ def test_candidates_rank_by_how_many_values_they_share_then_by_id(core):
         "t2": ["v1", "v2"],
         "d6": ["v1", "v2", "v3", "v4"],
     }
-    docs = [{"id": i, "content": i, "first_word": "alpha", "content_ng": v} for i, v in shared.items()]
+    docs = [{"id": i, "content": i, "first_word": "alpha", "word_shingles": v} for i, v in shared.items()]
     # v1 and v2 are common and v4 rare: a relevance score would weigh them apart.
-    docs += [{"id": f"f{n}", "content": "filler", "first_word": "other", "content_ng": ["v1", "v2"]}
+    docs += [{"id": f"f{n}", "content": "filler", "first_word": "other", "word_shingles": ["v1", "v2"]}
              for n in range(20)]
     core.add(docs)
     core.commit()
     found = candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], rows=7)
     assert [d["id"] for d in found] == ["d6", "d7", "d8", "t1", "t2", "t3", "d9"]
-    scored = core.search(overlap_query("content_ng", ["v1", "v2", "v3", "v4"]), fq="first_word:alpha",
+    scored = core.search(overlap_query("word_shingles", ["v1", "v2", "v3", "v4"]), fq="first_word:alpha",
                          fl="id,score", rows=10).docs
     assert {d["id"]: d["score"] for d in scored} == {i: float(len(v)) for i, v in shared.items()}
     # The cut keeps the best: a tie at the edge is settled by id.
@@ -150,7 +150,7 @@ def test_a_5000_word_record_finds_its_one_word_variant(core):
     changed = words[:2500] + ["changed"] + words[2501:]
     unrelated = [f"u{i}" for i in range(5000)]
     index_records(core, [Record("1", " ".join(words)), Record("2", " ".join(changed)), Record("3", " ".join(unrelated))])
-    assert len(core.search('id:"1"', fl="content_ng").docs[0]["content_ng"]) == 4998  # > 1024 clauses
+    assert len(core.search('id:"1"', fl="word_shingles").docs[0]["word_shingles"]) == 4998  # > 1024 clauses
     for mode in (SHINGLES, MINHASH):
         assert list(near_duplicates(core, mode, max_dist=2, signatures=20)) == [Pair("1", "2", 1)], mode.name
     (pair,) = near_duplicates(core, LSH)

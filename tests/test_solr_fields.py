@@ -19,7 +19,7 @@ def test_fields_as_solr_stores_them(core):
     assert doc["md5_hash"] == hashlib.md5(b"art s deli 12224 ventura blvd studio city").hexdigest()
     assert doc["first_word"] == "art"
     assert doc["num_words"] == 8
-    assert doc["content_ng"] == [
+    assert doc["word_shingles"] == [
         "art s deli",
         "s deli 12224",
         "deli 12224 ventura",
@@ -27,22 +27,22 @@ def test_fields_as_solr_stores_them(core):
         "ventura blvd studio",
         "blvd studio city",
     ]
-    assert len(doc["content_sg"]) == 20
-    positions = [int(v.split("_")[0]) for v in doc["content_sg"]]
+    assert len(doc["minhash_values"]) == 20
+    positions = [int(v.split("_")[0]) for v in doc["minhash_values"]]
     assert positions == list(range(20))
     # Value 0 is the smallest shingle hash XOR mask 0.
     mask0 = mmh3.hash("mask 0", 1, signed=False)
-    expected0 = min(mmh3.hash(s, 42, signed=False) ^ mask0 for s in doc["content_ng"])
-    assert doc["content_sg"][0] == f"0_{expected0}"
+    expected0 = min(mmh3.hash(s, 42, signed=False) ^ mask0 for s in doc["word_shingles"])
+    assert doc["minhash_values"][0] == f"0_{expected0}"
     (short,) = core.search('id:"7"').docs
-    assert short["content_ng"] == ["bel-air"]
+    assert short["word_shingles"] == ["bel-air"]
     assert short["num_words"] == 1
 
 
 def test_fields_are_searchable_as_exact_terms(core):
     index_records(core, [Record("1", TEXT)])
-    assert core.count('content_ng:"deli 12224 ventura"') == 1
-    assert core.count('content_ng:"deli"') == 0
+    assert core.count('word_shingles:"deli 12224 ventura"') == 1
+    assert core.count('word_shingles:"deli"') == 0
     assert core.count('first_word:"art"') == 1
     assert core.count("num_words:[8 TO 8]") == 1
 
@@ -57,9 +57,9 @@ def test_content_is_stored_but_not_searchable(core):
 def test_multi_valued_fields_and_types_in_the_schema(core):
     fields = {f["name"]: f for f in core.get("schema/fields", showDefaults="true")["fields"]}
     assert fields["id"]["name"] == core.get("schema/uniquekey")["uniqueKey"]
-    assert fields["content_ng"]["multiValued"] and fields["content_sg"]["multiValued"]
+    assert fields["word_shingles"]["multiValued"] and fields["minhash_values"]["multiValued"]
     assert fields["num_words"]["type"] == "pint"
-    for name in ("md5_hash", "first_word", "content_ng", "content_sg"):
+    for name in ("md5_hash", "first_word", "word_shingles", "minhash_values"):
         assert fields[name]["indexed"], name
 
 
