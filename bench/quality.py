@@ -57,7 +57,7 @@ from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
 from . import documents, generate, people
-from .run import local_solr, machine, run_cli
+from .run import bench_solr, machine, run_cli
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -256,7 +256,7 @@ def sizes(given: list[str]) -> dict[str, int]:
 def run(chosen: list[str], n: dict[str, int], seed: int, data: Path, solr_url: str | None) -> tuple[list[dict], dict]:
     """Measure each chosen set on the given Solr, or on a fresh local one."""
     rows = []
-    with local_solr(solr_url) as url:
+    with bench_solr(solr_url) as url:
         cores = Cores(url)
         info = machine(Solr(url), packages=("numpy", "mmh3", "rapidfuzz", "pysolr", "neardup-solr"))
         for name in chosen:

@@ -35,7 +35,7 @@ from pathlib import Path
 import mmh3
 import numpy as np
 
-from neardup_solr import server
+from neardup_solr import local_solr
 from neardup_solr.candidates import OnlineSearch
 from neardup_solr.records import RecordReader
 from neardup_solr.repair import repair
@@ -119,17 +119,17 @@ def latencies(solr: Solr, texts: list[tuple[str, str]], warm: list[tuple[str, st
 
 
 @contextmanager
-def local_solr(url: str | None):
+def bench_solr(url: str | None):
     """The given Solr, or a fresh local one for the run."""
     if url:
         yield url
         return
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as folder:
-        node = server.start(Path(folder), _free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
+        node = local_solr.start(Path(folder), _free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
         try:
             yield node.url
         finally:
-            server.stop(Path(folder))
+            local_solr.stop(Path(folder))
 
 
 def _free_port() -> int:
@@ -161,7 +161,7 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
     texts = [repair(r.text) for _, r in zip(range(sample), RecordReader(records))]
     results: dict = {"n": n, "seed": seed, "bands": BANDS, "rows": ROWS, "threshold": THRESHOLD,
                      "signatures": signature_throughput(texts)}
-    with local_solr(solr_url) as url:
+    with bench_solr(solr_url) as url:
         solr = Solr(url, timeout=600)
         results["machine"] = machine(solr)
         ours_pairs = data / "pairs-ours.tsv"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from . import server
+from . import local_solr
 from .errors import NeardupError, SolrFailure, SolrUnavailable
 from .solr import Solr
 
@@ -49,9 +49,12 @@ CLOUD_SOLR_XML = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 @dataclass(frozen=True)
-class Cluster:
-    zookeeper: server.Node
-    nodes: tuple[server.Node, ...]
+class LocalCloud:
+    """A local SolrCloud as a data folder recorded it: ZooKeeper, the nodes
+    (each a launcher process and its port) and the collection they serve."""
+
+    zookeeper: local_solr.Node
+    nodes: tuple[local_solr.Node, ...]
     collection: str
 
     @property
@@ -60,31 +63,31 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        return server.local_url(self.nodes[0].port, self.collection)
+        return local_solr.local_url(self.nodes[0].port, self.collection)
 
 
 def _state_file(data_dir: Path) -> Path:
     return data_dir / "cloud.json"
 
 
-def _save(data_dir: Path, cluster: Cluster) -> None:
+def _save(data_dir: Path, cluster: LocalCloud) -> None:
     state = {"zookeeper": [cluster.zookeeper.pid, cluster.zookeeper.port],
              "nodes": [[n.pid, n.port] for n in cluster.nodes], "collection": cluster.collection}
     _state_file(data_dir).write_text(json.dumps(state))
 
 
-def recorded(data_dir: Path) -> Cluster | None:
+def recorded(data_dir: Path) -> LocalCloud | None:
     """The cluster this data folder started last, running or not."""
     try:
         state = json.loads(_state_file(data_dir.resolve()).read_text())
-        return Cluster(server.Node(*state["zookeeper"]), tuple(server.Node(*n) for n in state["nodes"]),
+        return LocalCloud(local_solr.Node(*state["zookeeper"]), tuple(local_solr.Node(*n) for n in state["nodes"]),
                        state["collection"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def alive(node: server.Node) -> bool:
-    return server.is_launcher(node.pid)
+def alive(node: local_solr.Node) -> bool:
+    return local_solr.is_launcher(node.pid)
 
 
 def _zk_answers(port: int) -> bool:
@@ -97,25 +100,25 @@ def _zk_answers(port: int) -> bool:
 
 
 def _node_answers(port: int) -> bool:
-    return server.answers(f"http://127.0.0.1:{port}/solr", "admin/info/system")
+    return local_solr.answers(f"http://127.0.0.1:{port}/solr", "admin/info/system")
 
 
 def start(
     data_dir: Path,
-    port: int = server.DEFAULT_PORT,
+    port: int = local_solr.DEFAULT_PORT,
     *,
     nodes: int = 2,
     shards: int = 2,
-    collection: str = server.CORE,
+    collection: str = local_solr.CORE,
     heap: str = "1g",
     exit_with: int | None = None,
     wait: float = 180.0,
     echo: Callable[[str], None] = print,
-) -> Cluster:
+) -> LocalCloud:
     """Start ZooKeeper and the nodes, and make the collection if ZooKeeper has
     none of that name. Starting a running cluster again is harmless."""
     data_dir = data_dir.resolve()
-    if server.running_node(data_dir) is not None:
+    if local_solr.running_node(data_dir) is not None:
         raise NeardupError(f"a standalone Solr of {data_dir} is running", hint="`neardup solr stop` it first")
     before = recorded(data_dir)
     if before is not None and all(alive(n) for n in (before.zookeeper, *before.nodes)):
@@ -128,23 +131,23 @@ def start(
         stop(data_dir)
     zk_port = port + ZK_OFFSET
     for taken in (zk_port, *range(port, port + nodes)):
-        if server.port_in_use(taken):
+        if local_solr.port_in_use(taken):
             raise NeardupError(f"port {taken} on 127.0.0.1 is already in use",
                                hint=f"choose another base port with --port (ZooKeeper takes port + {ZK_OFFSET})")
-    started: list[server.Node] = []
+    started: list[local_solr.Node] = []
 
-    def record() -> Cluster:
-        cluster = Cluster(started[0], tuple(started[1:]), collection)
+    def record() -> LocalCloud:
+        cluster = LocalCloud(started[0], tuple(started[1:]), collection)
         _save(data_dir, cluster)
         return cluster
 
     try:
         (data_dir / "zookeeper").mkdir(parents=True, exist_ok=True)
-        process = server.launch(["--zookeeper", str(data_dir / "zookeeper"), "--port", str(zk_port)], data_dir,
+        process = local_solr.launch(["--zookeeper", str(data_dir / "zookeeper"), "--port", str(zk_port)], data_dir,
                                 "zookeeper.log", heap="256m", exit_with=exit_with, echo=echo)
-        started.append(server.Node(process.pid, zk_port))
+        started.append(local_solr.Node(process.pid, zk_port))
         record()
-        server.wait_until(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log",
+        local_solr.wait_until(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log",
                           wait)
         launched = []
         for number, node_port in enumerate(range(port, port + nodes), start=1):
@@ -152,12 +155,12 @@ def start(
             home.mkdir(parents=True, exist_ok=True)
             (home / "solr.xml").write_text(CLOUD_SOLR_XML, encoding="utf-8")
             args = ["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"]
-            process = server.launch(args, data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
-            started.append(server.Node(process.pid, node_port))
+            process = local_solr.launch(args, data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
+            started.append(local_solr.Node(process.pid, node_port))
             launched.append((process, node_port, number))
             record()
         for process, node_port, number in launched:
-            server.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
+            local_solr.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
                               data_dir / "logs" / f"node{number}.log", wait)
         cluster = record()
         solr = Solr(cluster.url, timeout=wait, retries=0)
@@ -174,7 +177,7 @@ def start(
     return cluster
 
 
-def stop(data_dir: Path, node: int | None = None) -> Cluster | None:
+def stop(data_dir: Path, node: int | None = None) -> LocalCloud | None:
     """Stop the whole cluster (nodes first, then ZooKeeper), or only node
     number ``node`` (from 1). Returns the cluster, or None if none was recorded."""
     data_dir = data_dir.resolve()
@@ -184,10 +187,10 @@ def stop(data_dir: Path, node: int | None = None) -> Cluster | None:
     if node is not None:
         if not 1 <= node <= len(cluster.nodes):
             raise NeardupError(f"the cluster has nodes 1 to {len(cluster.nodes)}, not {node}")
-        server.stop_process(cluster.nodes[node - 1].pid)
+        local_solr.stop_process(cluster.nodes[node - 1].pid)
         return cluster
     for part in (*cluster.nodes, cluster.zookeeper):
-        server.stop_process(part.pid)
+        local_solr.stop_process(part.pid)
     _state_file(data_dir).unlink(missing_ok=True)
     return cluster
 
@@ -277,7 +280,7 @@ def create_collection(solr: Solr, *, shards: int, replicas: int = 1) -> None:
     if solr.name in collections(solr):
         raise SolrFailure(f"collection {solr.name!r} already exists at {solr.url}",
                           hint="index into it, or delete it with Solr's Collections API first")
-    solr.post(solr.admin_url("configs"), configset_zip(server.resource("solr_config") / "conf"), "application/octet-stream",
+    solr.post(solr.admin_url("configs"), configset_zip(local_solr.resource("solr_config") / "conf"), "application/octet-stream",
               action="UPLOAD", name=solr.name, overwrite="true", cleanup="true")
     solr.get(solr.admin_url("collections"), action="CREATE", name=solr.name, numShards=shards,
              replicationFactor=replicas, **{"collection.configName": solr.name})

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from neardup_solr import server
+from neardup_solr import local_solr
 from neardup_solr.solr import Solr
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,18 +71,18 @@ _homes: dict[int, Path] = {}
 
 
 @pytest.fixture(scope="session")
-def solr_node(tmp_path_factory) -> server.Node:
+def solr_node(tmp_path_factory) -> local_solr.Node:
     data_dir = tmp_path_factory.mktemp("solr")
-    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
     _homes[node.port] = data_dir / "home"
     yield node
-    server.stop(data_dir)
+    local_solr.stop(data_dir)
 
 
 _cores = itertools.count()
 
 
-def create_core(node: server.Node) -> Solr:
+def create_core(node: local_solr.Node) -> Solr:
     """A core with a configset of its own: index settings and the match
     model live in the configset's overlay, which cores sharing one would share."""
     name = f"t{os.getpid()}_{next(_cores)}"

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from conftest import ROOT, child_env, free_port, run_cli
-from test_server import java_processes_of, listening_addresses, one_line_error
+from test_local_solr import java_processes_of, listening_addresses, one_line_error
 
 from neardup_solr import cloud
 from neardup_solr.solr import Solr
@@ -28,7 +28,7 @@ def free_base_port() -> int:
     while True:
         port = free_port()
         if port + cloud.ZK_OFFSET < 65536 and not any(
-                cloud.server.port_in_use(p) for p in (port + 1, port + cloud.ZK_OFFSET)):
+                cloud.local_solr.port_in_use(p) for p in (port + 1, port + cloud.ZK_OFFSET)):
             return port
 
 
@@ -59,7 +59,7 @@ def cluster(started_cluster):
     return state, data
 
 
-def select_requests(state: cloud.Cluster) -> int:
+def select_requests(state: cloud.LocalCloud) -> int:
     """Search requests the cluster's cores have served so far, from Solr's own metrics."""
     total = 0
     for node in state.nodes:

@@ -13,7 +13,7 @@ import requests
 
 from conftest import child_env, free_port, run_cli
 
-from neardup_solr import server
+from neardup_solr import local_solr
 from neardup_solr.solr import Solr
 
 RECORDS = 40_000
@@ -53,12 +53,12 @@ def records_file(tmp_path):
 
 
 def kill_solr(data_dir):
-    os.kill(server.running_node(data_dir).pid, signal.SIGKILL)
+    os.kill(local_solr.running_node(data_dir).pid, signal.SIGKILL)
 
 
 def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path, records_file, core):
     data_dir = tmp_path / "node"
-    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
     try:
         run = cli_process("index", str(records_file), "--solr-url", node.url, "--retries", "1")
         while adds_so_far(node.url) < RECORDS // 4:
@@ -69,7 +69,7 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         assert run.returncode == 3
         assert stderr.strip().splitlines()[-1].startswith(f"neardup: error: Solr is not reachable at {node.url}")
 
-        server.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
         again = run_cli("index", str(records_file), "--solr-url", node.url)
         assert again.returncode == 0, again.stderr
 
@@ -79,12 +79,12 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         assert len(rerun) == RECORDS == len({d["id"] for d in rerun})
         assert rerun == snapshot(core)
     finally:
-        server.stop(data_dir)
+        local_solr.stop(data_dir)
 
 
 def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, records_file):
     data_dir = tmp_path / "node"
-    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
     out = tmp_path / "pairs.tsv"
     try:
         assert run_cli("index", str(records_file), "--solr-url", node.url).returncode == 0
@@ -96,7 +96,7 @@ def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, 
         kill_solr(data_dir)
         _, stderr = run.communicate(timeout=120)
     finally:
-        server.stop(data_dir)
+        local_solr.stop(data_dir)
     assert run.returncode == 3
     assert "Solr is not reachable" in stderr and "Traceback" not in stderr
     assert not out.exists()

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import free_port, run_cli
 from test_restaurants import DEFAULT_MODE_FIGURES, REFERENCE_MODE_FIGURES
-from test_server import one_line_error
+from test_local_solr import one_line_error
 
 from neardup_solr import datasets
 

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from conftest import free_port, run_cli
-from test_server import one_line_error
+from test_local_solr import one_line_error
 
-from neardup_solr import cloud, server
+from neardup_solr import cloud, local_solr
 
 USER, PASSWORD = "indexer", "correct horse battery staple"
 KEYSTORE_PASSWORD = "keystore-secret"
@@ -37,11 +37,11 @@ def protected(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("protected")
     (data_dir / "home").mkdir()
     (data_dir / "home" / "security.json").write_text(security_json(USER, PASSWORD))
-    node = server.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
     records = data_dir / "records.txt"
     records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n")
     yield node, records
-    server.stop(data_dir)
+    local_solr.stop(data_dir)
 
 
 def no_secret_in(done):
@@ -169,10 +169,10 @@ def secure_cloud(tls_files, tmp_path_factory):
     zk_port, port = free_port(), free_port()
     started = []
     try:
-        zookeeper = server.launch(["--zookeeper", str(data / "zookeeper"), "--port", str(zk_port)], data,
+        zookeeper = local_solr.launch(["--zookeeper", str(data / "zookeeper"), "--port", str(zk_port)], data,
                                   "zookeeper.log", heap="256m", exit_with=os.getpid(), echo=lambda _: None)
         started.append(zookeeper.pid)
-        server.wait_until(lambda: cloud._zk_answers(zk_port), zookeeper, "ZooKeeper", data / "logs" / "zookeeper.log",
+        local_solr.wait_until(lambda: cloud._zk_answers(zk_port), zookeeper, "ZooKeeper", data / "logs" / "zookeeper.log",
                           120)
         zk = KazooClient(hosts=f"127.0.0.1:{zk_port}")
         zk.start(timeout=30)
@@ -189,11 +189,11 @@ def secure_cloud(tls_files, tmp_path_factory):
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("NEARDUP_KEYSTORE_PASSWORD", KEYSTORE_PASSWORD)
             patch.setenv("JAVA_TOOL_OPTIONS", trust)
-            node = server.launch(["--home", str(home), "--port", str(port), "--zk-host", f"127.0.0.1:{zk_port}",
+            node = local_solr.launch(["--home", str(home), "--port", str(port), "--zk-host", f"127.0.0.1:{zk_port}",
                                   "--keystore", str(keystore)], data, "node1.log", heap="768m",
                                  exit_with=os.getpid(), echo=lambda _: None)
         started.append(node.pid)
-        server.wait_until(lambda: server.answers(f"https://127.0.0.1:{port}/solr", "admin/info/system"), node,
+        local_solr.wait_until(lambda: local_solr.answers(f"https://127.0.0.1:{port}/solr", "admin/info/system"), node,
                           "Solr node", data / "logs" / "node1.log", 180)
         url = f"https://127.0.0.1:{port}/solr/secure"
         made = run_cli("solr", "create-collection", "--solr-url", url, "--shards", "1", "--user", USER,
@@ -205,7 +205,7 @@ def secure_cloud(tls_files, tmp_path_factory):
         yield f"127.0.0.1:{zk_port}", url, certificate, records
     finally:
         for pid in reversed(started):
-            server.stop_process(pid)
+            local_solr.stop_process(pid)
 
 
 def test_basic_auth_and_tls_work_through_zookeeper(secure_cloud, tmp_path):

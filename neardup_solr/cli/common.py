@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .. import cloud, server
+from .. import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
 from ..outputs import OUTPUT_FORMATS, TextLookup
 from ..records import TABLE_DELIMITERS, RecordReader
-from ..server import CORE
+from ..local_solr import CORE
 from ..solr import DEFAULT_URL, Solr
 from ..sources import INPUT_FORMATS, Layout, RecordFile
 
@@ -38,11 +38,11 @@ quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar
 data_dir_option = click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=server.default_data_dir,
+    default=local_solr.default_data_dir,
     show_default="$NEARDUP_DATA_DIR or ~/.local/share/neardup-solr",
     help="Where the local Solr keeps its index and logs.",
 )
-port_option = click.option("--port", type=click.IntRange(1, 65535), default=server.DEFAULT_PORT, show_default=True)
+port_option = click.option("--port", type=click.IntRange(1, 65535), default=local_solr.DEFAULT_PORT, show_default=True)
 
 
 def access_options(command):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .. import server
+from .. import local_solr
 from ..candidates import MODES
 from ..datasets import fetch_restaurants, guide_records
 from ..evaluate import read_gold, score
@@ -84,8 +84,8 @@ def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int,
       neardup demo
       neardup demo --restaurants DIR --workdir out
     """
-    server.start(data_dir, port, echo=say)
-    url = server.local_url(port)
+    local_solr.start(data_dir, port, echo=say)
+    url = local_solr.local_url(port)
     data = workdir / "restaurants"
     if restaurants is not None:
         addresses, gold = data / "addresses.txt", restaurants / "gold_pairs.tsv"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .. import cloud, server
+from .. import cloud, local_solr
 from ..errors import NeardupError
 from ..solr import Solr
 from .common import access_options, data_dir_option, open_solr, port_option, say, solr_connection
@@ -58,7 +58,7 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
     else:
         if cloud.recorded(data_dir) is not None:
             raise NeardupError(f"{data_dir} holds a SolrCloud", hint="add --cloud, or use another --data-dir")
-        server.start(data_dir, port, heap=heap, keystore=tls_keystore, exit_with=exit_with, echo=say)
+        local_solr.start(data_dir, port, heap=heap, keystore=tls_keystore, exit_with=exit_with, echo=say)
 
 
 @solr.command("build")
@@ -69,7 +69,7 @@ def solr_build() -> None:
     Example:
       neardup solr build
     """
-    say(f"launcher ready in {server.build_launcher(say)}")
+    say(f"launcher ready in {local_solr.build_launcher(say)}")
 
 
 @solr.command("stop")
@@ -89,7 +89,7 @@ def solr_stop(data_dir: Path, node: int | None) -> None:
         return
     if node is not None:
         raise NeardupError(f"no SolrCloud was started from {data_dir}")
-    stopped = server.stop(data_dir)
+    stopped = local_solr.stop(data_dir)
     say(f"stopped Solr (pid {stopped.pid})" if stopped else "no Solr was running for " + str(data_dir))
 
 
@@ -111,24 +111,24 @@ def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca
     if (cluster := cloud.recorded(data_dir)) is not None:
         _cloud_status(cluster, data_dir)
         return
-    node = server.running_node(data_dir)
-    if node is None or not server.answers(node.url):
+    node = local_solr.running_node(data_dir)
+    if node is None or not local_solr.answers(node.url):
         click.echo(f"not running (data folder {data_dir})")
         sys.exit(3)
     records = open_solr(node.url, user=user, password_file=password_file, ca_cert=ca_cert).count()
     click.echo(f"running at {node.url} pid={node.pid} records={records} data={data_dir}")
 
 
-def _cloud_status(cluster: cloud.Cluster, data_dir: Path) -> None:
+def _cloud_status(cluster: cloud.LocalCloud, data_dir: Path) -> None:
     """One line for ZooKeeper, each node and each shard; exit 3 unless all serve."""
     healthy = cloud.alive(cluster.zookeeper)
     click.echo(f"zookeeper 127.0.0.1:{cluster.zookeeper.port} pid={cluster.zookeeper.pid} "
                f"{'running' if healthy else 'stopped'}")
     answering = None
     for number, node in enumerate(cluster.nodes, start=1):
-        up = cloud.alive(node) and server.answers(node.base_url, "admin/info/system")
+        up = cloud.alive(node) and local_solr.answers(node.base_url, "admin/info/system")
         healthy &= up
-        answering = answering or (server.local_url(node.port, cluster.collection) if up else None)
+        answering = answering or (local_solr.local_url(node.port, cluster.collection) if up else None)
         click.echo(f"node{number} 127.0.0.1:{node.port} pid={node.pid} {'running' if up else 'stopped'}")
     if answering is None:
         click.echo(f"not running (data folder {data_dir})")

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import free_port, run_cli
 
-from neardup_solr import server
+from neardup_solr import local_solr
 
 
 def java_processes_of(data_dir: Path) -> list[int]:
@@ -125,7 +125,7 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
     data, home = tmp_path / "node", tmp_path / "home"
     # A home of its own, so a default that ignored NEARDUP_DATA_DIR would show (and stay in tmp_path).
     env = {"NEARDUP_DATA_DIR": str(data), "HOME": str(home), "XDG_DATA_HOME": None,
-           "NEARDUP_CACHE_DIR": str(server.cache_dir())}
+           "NEARDUP_CACHE_DIR": str(local_solr.cache_dir())}
     port = free_port()
     url = f"http://127.0.0.1:{port}/solr/neardup"
     records = tmp_path / "records.txt"
@@ -138,7 +138,7 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
         assert run_cli("index", str(records), "--solr-url", url).returncode == 0
         pid = json.loads((data / "solr.json").read_text())["pid"]
         os.kill(pid, signal.SIGKILL)
-        while server.is_launcher(pid):
+        while local_solr.is_launcher(pid):
             time.sleep(0.05)
         status = run_cli("solr", "status", env=env)
         assert status.returncode == 3 and status.stdout.strip() == f"not running (data folder {data})"
