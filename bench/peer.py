@@ -1,6 +1,6 @@
 """The peer: datasketch's MinHash and in-memory MinHashLSH on the same records.
 
-``python -m bench.peer RECORDS PAIRS_OUT --bands B --rows R`` does what a
+``python -m bench.peer RECORDS PAIRS_OUT --bands B --band-rows R`` does what a
 datasketch user would: the same shingles (character 3-grams of the repaired
 text), MinHash of ``B*R`` permutations with its fastest bulk API and hash
 function, an LSH index with exactly B bands of R rows, every record inserted,
@@ -35,15 +35,15 @@ def shingle_bytes(text: str) -> list[bytes]:
     return [s.encode("utf-8") for s in char_shingles(repair(text))]
 
 
-def run(records_path: str, pairs_path: str, bands: int, rows: int) -> dict[str, float]:
+def run(records_path: str, pairs_path: str, bands: int, band_rows: int) -> dict[str, float]:
     started = time.perf_counter()
-    lsh = MinHashLSH(num_perm=bands * rows, params=(bands, rows))
+    lsh = MinHashLSH(num_perm=bands * band_rows, params=(bands, band_rows))
     keys, signatures = [], []
     batch_ids, batch_shingles = [], []
 
     def flush() -> None:
         with lsh.insertion_session() as session:
-            for key, m in zip(batch_ids, MinHash.bulk(batch_shingles, num_perm=bands * rows, hashfunc=murmur)):
+            for key, m in zip(batch_ids, MinHash.bulk(batch_shingles, num_perm=bands * band_rows, hashfunc=murmur)):
                 session.insert(key, m, check_duplication=False)
                 keys.append(key)
                 signatures.append(m)
@@ -78,9 +78,9 @@ def main() -> None:
     parser.add_argument("records")
     parser.add_argument("pairs_out")
     parser.add_argument("--bands", type=int, required=True)
-    parser.add_argument("--rows", type=int, required=True)
+    parser.add_argument("--band-rows", type=int, required=True)
     args = parser.parse_args()
-    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.rows)), file=sys.stdout)
+    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.band_rows)), file=sys.stdout)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from .generate import generate
 
 HERE = Path(__file__).resolve().parent
 PERMUTATIONS = 128
-BANDS, ROWS = 21, 6  # 126 of the 128 values; see RESULTS.md for why
+BANDS, BAND_ROWS = 21, 6  # 126 of the 128 values; see RESULTS.md for why
 THRESHOLD = 0.45  # the default 0.7 is tuned on restaurants; these duplicates carry typos
 
 
@@ -159,13 +159,13 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
         generate(n, seed, data)
     truth = {tuple(line.split("\t")) for line in truth_file.read_text().splitlines()}
     texts = [repair(r.text) for _, r in zip(range(sample), RecordReader(records))]
-    results: dict = {"n": n, "seed": seed, "bands": BANDS, "rows": ROWS, "threshold": THRESHOLD,
+    results: dict = {"n": n, "seed": seed, "bands": BANDS, "band_rows": BAND_ROWS, "threshold": THRESHOLD,
                      "signatures": signature_throughput(texts)}
     with bench_solr(solr_url) as url:
         solr = Solr(url, timeout=600)
         results["machine"] = machine(solr)
         ours_pairs = data / "pairs-ours.tsv"
-        index_s = neardup("index", str(records), "--lean", "--bands", str(BANDS), "--band-rows", str(ROWS),
+        index_s = neardup("index", str(records), "--lean", "--bands", str(BANDS), "--band-rows", str(BAND_ROWS),
                           "--solr-url", url)
         report_s = neardup("report", str(ours_pairs), "--threshold", str(THRESHOLD), "--solr-url", url)
         ours_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -177,7 +177,7 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
                                  "p99": float(np.percentile(took, 99))}
     peer_pairs = data / "pairs-datasketch.tsv"
     done = subprocess.run([sys.executable, "-m", "bench.peer", str(records), str(peer_pairs), "--bands", str(BANDS),
-                           "--rows", str(ROWS)], capture_output=True, text=True, check=True, cwd=HERE.parent)
+                           "--band-rows", str(BAND_ROWS)], capture_output=True, text=True, check=True, cwd=HERE.parent)
     results["datasketch"] = {**json.loads(done.stdout), **score(peer_pairs, truth)}
     return results
 
@@ -205,7 +205,7 @@ def markdown(results: dict) -> str:
         "# Benchmark results",
         "",
         f"`python -m bench.run --n {results['n']} --seed {results['seed']}`: {results['n']:,} synthetic records "
-        f"(`bench/generate.py`), {BANDS} bands x {ROWS} rows of {BANDS * ROWS} MinHash values over the character "
+        f"(`bench/generate.py`), {BANDS} bands x {BAND_ROWS} rows of {BANDS * BAND_ROWS} MinHash values over the character "
         f"3-grams of the repaired text, our verification threshold {results['threshold']}.",
         "",
         "Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ".",

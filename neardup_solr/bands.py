@@ -42,25 +42,26 @@ MAX_BANDS = 256
 _HASH_BITS = np.uint64((1 << 56) - 1)
 
 
-def band_hashes(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
+def band_hashes(signatures: np.ndarray, bands: int, band_rows: int) -> np.ndarray:
     """(records, bands) uint64: band i of each signature hashed with i mixed in,
     then tagged: the top byte is the band number, the other 56 bits the hash."""
-    if bands * rows > signatures.shape[1]:
-        raise ValueError(f"{bands} bands of {rows} rows need {bands * rows} values, signatures have {signatures.shape[1]}")
+    if bands * band_rows > signatures.shape[1]:
+        raise ValueError(f"{bands} bands of {band_rows} rows need {bands * band_rows} values, "
+                         f"signatures have {signatures.shape[1]}")
     if bands > MAX_BANDS:
         raise ValueError(f"at most {MAX_BANDS} bands")
-    values = signatures[:, : bands * rows].reshape(len(signatures), bands, rows).astype(np.uint64)
+    values = signatures[:, : bands * band_rows].reshape(len(signatures), bands, band_rows).astype(np.uint64)
     number = np.arange(bands, dtype=np.uint64)
     h = np.broadcast_to(number * _BAND_SEED, values.shape[:2])
-    for j in range(rows):
+    for j in range(band_rows):
         h = _mix(h ^ values[:, :, j])
     return (h & _HASH_BITS) | (number << np.uint64(56))
 
 
-def band_keys(signatures: np.ndarray, bands: int, rows: int) -> list[list[str]]:
+def band_keys(signatures: np.ndarray, bands: int, band_rows: int) -> list[list[str]]:
     """Per record, its b band keys as Solr terms: 16 hex digits, the first two
     the band number (so ``band_prefix(i)`` selects band i's keys)."""
-    tagged = band_hashes(signatures, bands, rows).astype(">u8")
+    tagged = band_hashes(signatures, bands, band_rows).astype(">u8")
     digits = np.frombuffer(tagged.tobytes().hex().encode("ascii"), dtype="S16")
     return digits.astype("U16").reshape(len(signatures), bands).tolist()
 
@@ -69,42 +70,42 @@ def band_prefix(band: int) -> str:
     return f"{band:02x}"
 
 
-def collision_probability(s: float, bands: int, rows: int) -> float:
-    return 1.0 - (1.0 - s**rows) ** bands
+def collision_probability(s: float, bands: int, band_rows: int) -> float:
+    return 1.0 - (1.0 - s**band_rows) ** bands
 
 
 @dataclass(frozen=True)
 class Banding:
     bands: int
-    rows: int
+    band_rows: int
     p_low: float
     p_high: float
 
     @property
     def hashes(self) -> int:
-        return self.bands * self.rows
+        return self.bands * self.band_rows
 
     @property
     def threshold(self) -> float:
         """Similarity where the S-curve is steepest, about (1/b)^(1/r)."""
-        return (1.0 / self.bands) ** (1.0 / self.rows)
+        return (1.0 / self.bands) ** (1.0 / self.band_rows)
 
 
-def bands_needed(high: float, rows: int, miss: float) -> int:
+def bands_needed(high: float, band_rows: int, miss: float) -> int:
     """Fewest bands that catch similarity ``high`` with probability >= 1 - miss."""
     if high >= 1.0:
         return 1
-    return max(1, math.ceil(math.log(miss) / math.log1p(-(high**rows))))
+    return max(1, math.ceil(math.log(miss) / math.log1p(-(high**band_rows))))
 
 
-def bands_allowed(low: float, rows: int, false_hit: float) -> int:
+def bands_allowed(low: float, band_rows: int, false_hit: float) -> int:
     """Most bands that keep similarity ``low`` a candidate with probability <= false_hit."""
     if low <= 0.0:
         return 10**9
-    return math.floor(math.log1p(-false_hit) / math.log1p(-(low**rows)))
+    return math.floor(math.log1p(-false_hit) / math.log1p(-(low**band_rows)))
 
 
-MAX_ROWS = 64
+MAX_BAND_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -131,18 +132,19 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
     if not 0.0 <= low < high <= 1.0:
         raise ValueError("need 0 <= low < high <= 1")
     table = []
-    for rows in range(1, hashes + 1):
-        bands = min(bands_needed(high, rows, miss), hashes // rows)
-        table.append(Banding(bands, rows, collision_probability(low, bands, rows), collision_probability(high, bands, rows)))
+    for band_rows in range(1, hashes + 1):
+        bands = min(bands_needed(high, band_rows, miss), hashes // band_rows)
+        table.append(Banding(bands, band_rows, collision_probability(low, bands, band_rows),
+                             collision_probability(high, bands, band_rows)))
     feasible = [b for b in table if b.p_high >= 1.0 - miss and b.p_low <= false_hit]
     if feasible:
         choice = min(feasible, key=lambda b: (b.hashes, -b.p_high))
     else:
         choice = min(table, key=lambda b: max(b.p_low / false_hit, (1.0 - b.p_high) / miss))
     needed = [
-        bands_needed(high, rows, miss) * rows
-        for rows in range(1, MAX_ROWS + 1)
-        if bands_needed(high, rows, miss) <= bands_allowed(low, rows, false_hit)
+        bands_needed(high, band_rows, miss) * band_rows
+        for band_rows in range(1, MAX_BAND_ROWS + 1)
+        if bands_needed(high, band_rows, miss) <= bands_allowed(low, band_rows, false_hit)
     ]
     return Tuning(low, high, hashes, table, choice, bool(feasible), min(needed, default=-1))
 
@@ -181,12 +183,12 @@ def agreements(signatures: np.ndarray) -> np.ndarray:
     return np.bincount(equal[np.triu_indices(count, k=1)], minlength=values + 1)
 
 
-def catch_similarity(bands: int, rows: int, miss: float) -> float:
+def catch_similarity(bands: int, band_rows: int, miss: float) -> float:
     """The similarity at and above which a pair collides with probability >= 1 - miss."""
-    return (1.0 - miss ** (1.0 / bands)) ** (1.0 / rows)
+    return (1.0 - miss ** (1.0 / bands)) ** (1.0 / band_rows)
 
 
-def chance_candidates(agreeing: np.ndarray, records: int, bands: int, rows: int) -> float:
+def chance_candidates(agreeing: np.ndarray, records: int, bands: int, band_rows: int) -> float:
     """Expected candidates per record among ``records`` from pairs like the
     random ones whose agreements are counted in ``agreeing``.
 
@@ -200,7 +202,7 @@ def chance_candidates(agreeing: np.ndarray, records: int, bands: int, rows: int)
         return 0.0
     values = len(agreeing) - 1
     k = np.arange(values + 1)
-    band = np.array([math.comb(int(i), rows) for i in k], dtype=np.float64) / math.comb(values, rows)
+    band = np.array([math.comb(int(i), band_rows) for i in k], dtype=np.float64) / math.comb(values, band_rows)
     collide = 1.0 - (1.0 - band) ** bands
     return (records - 1) * float((agreeing * collide).sum() / pairs)
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ class Choice:
     1 - miss; ``fits`` whether ``expected`` is within the budget."""
 
     bands: int
-    rows: int
+    band_rows: int
     expected: float
     catches: float
     fits: bool
@@ -233,13 +235,14 @@ def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: fl
     """
     values = min(values, len(agreeing) - 1)
     options = []
-    for rows in range(1, values + 1):
-        for bands in range(1, values // rows + 1):
-            expected = chance_candidates(agreeing, records, bands, rows)
-            options.append(Choice(bands, rows, expected, catch_similarity(bands, rows, miss), expected <= budget))
+    for band_rows in range(1, values + 1):
+        for bands in range(1, values // band_rows + 1):
+            expected = chance_candidates(agreeing, records, bands, band_rows)
+            options.append(Choice(bands, band_rows, expected, catch_similarity(bands, band_rows, miss),
+                                  expected <= budget))
             if expected > budget:
                 break  # more bands only add candidates
     fitting = [c for c in options if c.fits]
     if fitting:
-        return min(fitting, key=lambda c: (c.catches, c.bands * c.rows))
+        return min(fitting, key=lambda c: (c.catches, c.bands * c.band_rows))
     return min(options, key=lambda c: (c.expected, c.catches))

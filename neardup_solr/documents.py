@@ -44,7 +44,7 @@ class IndexSettings:
     """How records were indexed; kept in the index so later runs agree.
 
     ``signatures``: MinHash values of word shingles for ``--minhash`` (the
-    reference's 20). ``bands`` x ``rows``: LSH banding of a second MinHash,
+    reference's 20). ``bands`` x ``band_rows``: LSH banding of a second MinHash,
     over character 3-grams of the repaired text (``lsh_shingles="chars"``,
     for short records) or its word 3-shingles (``"words"``, for documents).
     42 x 3 makes pairs of Jaccard 0.5 candidates with probability 0.996 and
@@ -56,7 +56,7 @@ class IndexSettings:
 
     signatures: int = 20
     bands: int = 42
-    rows: int = 3
+    band_rows: int = 3
     lsh_shingles: str = "chars"
     reference: bool = True
 
@@ -70,6 +70,9 @@ class IndexSettings:
     @classmethod
     def load(cls, solr: Solr) -> IndexSettings:
         stored = solr.user_properties()
+        if "neardup.rows" in stored:
+            # What indexes kept before the field was named band_rows.
+            stored.setdefault("neardup.band_rows", stored["neardup.rows"])
         defaults = asdict(cls())
         return cls(**{k: _parse(stored[f"neardup.{k}"], v) for k, v in defaults.items() if f"neardup.{k}" in stored})
 
@@ -101,7 +104,7 @@ def sample_agreements(texts: Sequence[str], lsh_shingles: str = "chars") -> np.n
     values they share (see :func:`neardup_solr.bands.agreements`). Costs a
     signature per text and a comparison of every pair (2000 texts: about a
     second)."""
-    sampler = DocumentBuilder(IndexSettings(bands=1, rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
+    sampler = DocumentBuilder(IndexSettings(bands=1, band_rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
     return agreements(sampler.lsh_signatures([repair(t) for t in texts]))
 
 
@@ -117,17 +120,17 @@ class DocumentBuilder:
     def __init__(self, settings: IndexSettings):
         self.settings = settings
         self._reference = MinHasher(settings.signatures)
-        self._lsh = MinHasher(settings.bands * settings.rows, bits=16)
+        self._lsh = MinHasher(settings.bands * settings.band_rows, bits=16)
 
     def lsh_signatures(self, repaired: Sequence[str]) -> np.ndarray:
-        """The LSH MinHash signatures of repaired texts, ``bands * rows`` values each."""
+        """The LSH MinHash signatures of repaired texts, ``bands * band_rows`` values each."""
         if self.settings.lsh_shingles == "chars":
             return self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
         return self._lsh.signatures([[index_term(s) for s in word_shingles(r.split())] for r in repaired])
 
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""
-        return band_keys(self.lsh_signatures(repaired), self.settings.bands, self.settings.rows)
+        return band_keys(self.lsh_signatures(repaired), self.settings.bands, self.settings.band_rows)
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
         normalized = [normalize(r.text) for r in records]

@@ -36,8 +36,8 @@ def s_curve(path: Path, banding: Banding, low: float, high: float, agreeing: np.
         data.legend(loc="upper left", fontsize="small")
         ax.set_zorder(data.get_zorder() + 1)  # the curve in front of the bars
         ax.patch.set_visible(False)
-    ax.plot(s, [collision_probability(x, banding.bands, banding.rows) for x in s],
-            label=f"b={banding.bands} bands x r={banding.rows} rows")
+    ax.plot(s, [collision_probability(x, banding.bands, banding.band_rows) for x in s],
+            label=f"b={banding.bands} bands x r={banding.band_rows} rows")
     for x, p, name in ((low, banding.p_low, "low"), (high, banding.p_high, "high")):
         ax.axvline(x, color="grey", linestyle=":")
         ax.annotate(f"{name} {x:g}: P={p:.4f}", (x, p), textcoords="offset points", xytext=(6, -12 if p > 0.5 else 6))

@@ -10,7 +10,7 @@ from neardup_solr.signatures import MinHasher
 
 def test_band_keys_are_tagged_with_their_band_and_depend_only_on_it():
     sig = np.array([[1, 2, 3, 4, 5, 6], [1, 2, 3, 9, 5, 6], [4, 5, 6, 1, 2, 3]], dtype=np.uint32)
-    keys = band_keys(sig, bands=3, rows=2)
+    keys = band_keys(sig, bands=3, band_rows=2)
     assert [k[:2] for k in keys[0]] == ["00", "01", "02"] == [band_prefix(i) for i in range(3)]
     assert all(len(k) == 16 and int(k, 16) >= 0 for k in keys[0])
     assert keys[0][0] == keys[1][0] and keys[0][2] == keys[1][2]  # same rows, same key
@@ -22,7 +22,7 @@ def test_band_keys_are_tagged_with_their_band_and_depend_only_on_it():
 
 def test_banding_needs_enough_values():
     with pytest.raises(ValueError):
-        band_hashes(np.zeros((1, 5), dtype=np.uint32), bands=3, rows=2)
+        band_hashes(np.zeros((1, 5), dtype=np.uint32), bands=3, band_rows=2)
 
 
 def brute_force(low, high, hashes, miss=0.01, false_hit=0.001):
@@ -41,10 +41,10 @@ def test_tune_picks_the_cheapest_choice_meeting_both_targets(low, high, hashes):
     feasible = brute_force(low, high, hashes)
     assert tuning.meets and feasible
     c = tuning.choice
-    assert (c.bands, c.rows) in feasible
+    assert (c.bands, c.band_rows) in feasible
     assert c.hashes == min(b * r for b, r in feasible)
-    assert c.p_low == pytest.approx(1 - (1 - low**c.rows) ** c.bands)
-    assert c.p_high == pytest.approx(1 - (1 - high**c.rows) ** c.bands)
+    assert c.p_low == pytest.approx(1 - (1 - low**c.band_rows) ** c.bands)
+    assert c.p_high == pytest.approx(1 - (1 - high**c.band_rows) ** c.bands)
 
 
 @pytest.mark.parametrize("low,high,hashes", [(0.2, 0.8, 128), (0.3, 0.9, 64)])
@@ -69,8 +69,8 @@ def test_tune_says_when_no_choice_fits_and_how_many_hashes_would():
 @pytest.mark.parametrize("bits", [32, 16])
 def test_band_collisions_follow_the_s_curve(bits):
     """Pairs of known Jaccard similarity collide as often as 1-(1-s^r)^b says."""
-    bands, rows, trials = 8, 4, 400
-    hasher = MinHasher(bands * rows, bits=bits)
+    bands, band_rows, trials = 8, 4, 400
+    hasher = MinHasher(bands * band_rows, bits=bits)
     rng = np.random.default_rng(3)
     for shared in (10, 30, 45):  # of 60 elements each: J = shared / (120 - shared)
         s = shared / (120 - shared)
@@ -79,9 +79,9 @@ def test_band_collisions_follow_the_s_curve(bits):
             common = [f"c{t}_{i}" for i in range(shared)]
             a = common + [f"a{t}_{i}" for i in range(60 - shared)]
             b = common + [f"b{t}_{i}" for i in range(60 - shared)]
-            ka, kb = band_keys(hasher.signatures([list(rng.permutation(a)), b]), bands, rows)
+            ka, kb = band_keys(hasher.signatures([list(rng.permutation(a)), b]), bands, band_rows)
             hits += bool(set(ka) & set(kb))
-        expected = collision_probability(s, bands, rows)
+        expected = collision_probability(s, bands, band_rows)
         assert abs(hits / trials - expected) < 4 * np.sqrt(expected * (1 - expected) / trials) + 0.02, (s, hits)
 
 
@@ -92,7 +92,7 @@ def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
     done = run_cli("tune", "--low", "0.1", "--high", "0.7", "--hashes", "200", "--plot", str(plot))
     assert done.returncode == 0, done.stderr
     c = tune(0.1, 0.7, 200).choice
-    assert f"choice: --bands {c.bands} --band-rows {c.rows} " in done.stdout
+    assert f"choice: --bands {c.bands} --band-rows {c.band_rows} " in done.stdout
     assert done.stdout.splitlines()[0].split() == ["rows", "bands", "hashes", "P(low)", "P(high)", "s*", "meets"]
     assert plot.read_bytes()[:4] == b"\x89PNG"
     done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot))

@@ -88,7 +88,7 @@ def test_band_keys_and_tokens_as_solr_stores_them(core):
 
 def test_index_settings_are_kept_in_the_index(core):
     assert IndexSettings.load(core) == IndexSettings()
-    settings = IndexSettings(signatures=32, bands=20, rows=5, lsh_shingles="words", reference=False)
+    settings = IndexSettings(signatures=32, bands=20, band_rows=5, lsh_shingles="words", reference=False)
     settings.save(core)
     assert IndexSettings.load(core) == settings
 

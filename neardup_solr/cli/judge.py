@@ -119,26 +119,26 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
     tuning = bands.tune(low, high, hashes, miss=miss, false_hit=false_hit)
     click.echo(f"{'rows':>5} {'bands':>6} {'hashes':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
     for row in tuning.table:
-        if row.bands >= 1 and (row.rows <= 12 or row is tuning.choice):
+        if row.bands >= 1 and (row.band_rows <= 12 or row is tuning.choice):
             ok = row.p_low <= false_hit and row.p_high >= 1 - miss
-            click.echo(f"{row.rows:>5} {row.bands:>6} {row.hashes:>6} {row.p_low:>9.5f} {row.p_high:>9.5f} "
+            click.echo(f"{row.band_rows:>5} {row.bands:>6} {row.hashes:>6} {row.p_low:>9.5f} {row.p_high:>9.5f} "
                        f"{row.threshold:>5.2f}  {'yes' if ok else 'no'}")
     c = tuning.choice
     if tuning.meets:
-        click.echo(f"choice: --bands {c.bands} --band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f})")
+        click.echo(f"choice: --bands {c.bands} --band-rows {c.band_rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f})")
     else:
         click.echo(f"no bands x rows within {hashes} hashes meets both targets; closest: --bands {c.bands} "
-                   f"--band-rows {c.rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
+                   f"--band-rows {c.band_rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
                    f"meeting both needs {tuning.hashes_needed} hashes")
     agreeing = None
     if records is not None:
         sample = sample_records(records, SAMPLE_RECORDS)
         agreeing = sample_agreements([r.text for r in sample.records])
         data = choose(agreeing, sample.total)
-        c = bands.Banding(data.bands, data.rows, bands.collision_probability(low, data.bands, data.rows),
-                          bands.collision_probability(high, data.bands, data.rows))
+        c = bands.Banding(data.bands, data.band_rows, bands.collision_probability(low, data.bands, data.band_rows),
+                          bands.collision_probability(high, data.bands, data.band_rows))
         click.echo(f"from the data ({len(sample.records)} of ~{sample.total} records): --bands {data.bands} "
-                   f"--band-rows {data.rows}: ~{data.expected:.1f} candidates per record by chance; pairs of "
+                   f"--band-rows {data.band_rows}: ~{data.expected:.1f} candidates per record by chance; pairs of "
                    f"similarity {data.catches:.2f} or more collide with probability 0.99")
     say(f"saved the S-curve to {plots.s_curve(plot, c, low, high, agreeing)}")
 

@@ -103,13 +103,13 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
         if bands is None and band_rows is None:
             sample = sample_records(records, SAMPLE_RECORDS)
             choice = banding_for([r.text for r in sample.records], sample.total, lsh_shingles)
-            bands, band_rows = choice.bands, choice.rows
+            bands, band_rows = choice.bands, choice.band_rows
             say(f"bands: {bands} x {band_rows}, chosen from {len(sample.records)} of ~{sample.total} records: "
                 f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
                 f"{choice.catches:.2f} or more collide with probability 0.99"
                 + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
         settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
-                                 rows=band_rows or IndexSettings.rows, lsh_shingles=lsh_shingles,
+                                 band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=not lean)
     reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
     started = time.monotonic()
