@@ -38,6 +38,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
+# The band number is the top byte of a band key (``band_hashes``).
 MAX_BANDS = 256
 _HASH_BITS = np.uint64((1 << 56) - 1)
 
@@ -101,10 +102,11 @@ def bands_needed(high: float, band_rows: int, miss: float) -> int:
 def bands_allowed(low: float, band_rows: int, false_hit: float) -> int:
     """Most bands that keep similarity ``low`` a candidate with probability <= false_hit."""
     if low <= 0.0:
-        return 10**9
+        return 10**9  # a pair of similarity 0 never collides: any number of bands
     return math.floor(math.log1p(-false_hit) / math.log1p(-(low**band_rows)))
 
 
+# The longest band ``hashes_needed`` considers: what ``neardup index --band-rows`` accepts.
 MAX_BAND_ROWS = 64
 
 

@@ -30,7 +30,7 @@ from . import local_solr
 from .errors import NeardupError, SolrFailure, SolrUnavailable
 from .solr import Solr
 
-ZK_OFFSET = 1000
+ZK_OFFSET = 1000  # ZooKeeper on Solr's port + 1000, as Solr's own scripts place it
 
 CLOUD_SOLR_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <solr>
@@ -94,7 +94,7 @@ def _zk_answers(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
             probe.sendall(b"srvr")
-            return b"Zookeeper version" in probe.recv(1024)
+            return b"Zookeeper version" in probe.recv(1024)  # the answer's first line is enough
     except OSError:
         return False
 
@@ -112,7 +112,7 @@ def start(
     collection: str = local_solr.CORE,
     heap: str = "1g",
     exit_with: int | None = None,
-    wait: float = 180.0,
+    wait: float = local_solr.START_WAIT,
     echo: Callable[[str], None] = print,
 ) -> LocalCloud:
     """Start ZooKeeper and the nodes, and make the collection if ZooKeeper has
@@ -218,7 +218,7 @@ def _wait_live(solr: Solr, nodes: int, wait: float) -> None:
     while len(cluster_status(solr).get("live_nodes", [])) < nodes:
         if time.monotonic() > deadline:
             raise NeardupError(f"not all {nodes} Solr nodes joined the cluster within {wait:.0f} s")
-        time.sleep(0.25)
+        time.sleep(local_solr.START_POLL)
 
 
 def _wait_active(solr: Solr, wait: float) -> None:
@@ -226,10 +226,15 @@ def _wait_active(solr: Solr, wait: float) -> None:
     while not (states := shard_states(solr)) or "down" in states.values():
         if time.monotonic() > deadline:
             raise NeardupError(f"collection {solr.name!r} is not active within {wait:.0f} s: {states}")
-        time.sleep(0.25)
+        time.sleep(local_solr.START_POLL)
 
 
-def collection_url(zk_host: str, collection: str, timeout: float = 10.0) -> str:
+# Seconds to reach ZooKeeper: it answers a live client at once; longer means
+# a wrong address or a down ensemble.
+ZK_CONNECT_TIMEOUT = 10.0
+
+
+def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TIMEOUT) -> str:
     """The collection's URL on a live node, as ZooKeeper knows them
     (``zk_host`` is ``host:port[,host:port...][/chroot]``). A node holding a
     replica of the collection is preferred; any live node can serve it."""

@@ -62,6 +62,8 @@ def download_sdist(cache: Path) -> Path:
         return target
     index = f"{_index_url()}/{SDIST_PROJECT}/"
     try:
+        # The listing is a few kilobytes; the source distribution some
+        # megabytes, which a slow line may take minutes to bring.
         listing = requests.get(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"}, timeout=60)
         listing.raise_for_status()
         url = next(f["url"] for f in listing.json()["files"] if f["filename"] == SDIST)

@@ -23,6 +23,9 @@ from .files import atomic_output
 from .pairs import Pair
 from .records import id_key
 
+# What one page shows at most: the largest clusters, and members and pairs
+# of each. A huge result still makes a page a browser opens quickly; what
+# is left out is said on the page.
 MAX_CLUSTERS = 500
 MAX_ROWS = 200
 

@@ -30,7 +30,18 @@ import urllib3
 from .errors import NeardupError
 
 CORE = "neardup"
-DEFAULT_PORT = 8983
+DEFAULT_PORT = 8983  # Solr's own default
+# Seconds a starting JVM has to answer. The first start of a data folder
+# creates its core; on a loaded machine that is far longer than the usual
+# few seconds.
+START_WAIT = 180.0
+# Seconds a stopping launcher has to shut Solr down cleanly (commit and
+# close the index) before it is killed.
+STOP_WAIT = 60.0
+# How often a start looks whether the JVM answers (each look is an HTTP
+# request to it), and a stop whether the process is gone (a look at /proc).
+START_POLL = 0.25
+STOP_POLL = 0.1
 LAUNCHER_CLASS = "neardup.SolrLauncher"
 _PROJECT = Path(__file__).resolve().parent.parent
 _SHARE = Path(sys.prefix) / "share" / "neardup-solr"
@@ -84,7 +95,7 @@ def _sources_digest(src: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted([src / "pom.xml", *(p for p in (src / "src").rglob("*") if p.is_file())]):
         digest.update(str(path.relative_to(src)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()[:16]  # 64 bits: a folder name, no collision in practice
 
 
 def build_launcher(echo: Callable[[str], None] = print) -> Path:
@@ -196,7 +207,7 @@ def answers(url: str, probe: str = "admin/ping") -> bool:
             answer = requests.get(f"{url}/{probe}", params={"wt": "json"}, timeout=2, verify=False)
     except requests.RequestException:
         return False
-    return answer.status_code in (200, 401, 403)
+    return answer.status_code in (200, 401, 403)  # up, or up and asking for credentials
 
 
 def port_in_use(port: int) -> bool:
@@ -212,7 +223,7 @@ def start(
     heap: str = "2g",
     keystore: Path | None = None,
     exit_with: int | None = None,
-    wait: float = 180.0,
+    wait: float = START_WAIT,
     echo: Callable[[str], None] = print,
 ) -> Node:
     """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping.
@@ -263,7 +274,7 @@ def wait_until(ready: Callable[[], bool], process: subprocess.Popen, what: str, 
             raise NeardupError(f"{what} exited while starting: {last_lines(console, 1)}", hint=f"see {console}")
         if ready():
             return
-        time.sleep(0.25)
+        time.sleep(START_POLL)
     raise NeardupError(f"{what} did not answer within {wait:.0f} s",
                        hint=f"see {console} and {console.parent / 'solr.log'}")
 
@@ -300,21 +311,21 @@ def launch(
         )
 
 
-def stop_process(pid: int, wait: float = 60.0) -> None:
+def stop_process(pid: int, wait: float = STOP_WAIT) -> None:
     """Stop one launcher process: TERM (Solr shuts down cleanly), then KILL."""
     if not is_launcher(pid):
         return
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
     while is_launcher(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(STOP_POLL)
     if is_launcher(pid):
         os.kill(pid, signal.SIGKILL)
         while is_launcher(pid):
-            time.sleep(0.1)
+            time.sleep(STOP_POLL)
 
 
-def stop(data_dir: Path, wait: float = 60.0) -> Node | None:
+def stop(data_dir: Path, wait: float = STOP_WAIT) -> Node | None:
     """Stop this data folder's node; returns it, or None if none ran."""
     data_dir = data_dir.resolve()
     node = running_node(data_dir)

@@ -25,6 +25,23 @@ from .errors import SolrFailure, SolrUnavailable
 from .schema import ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
+# Seconds to wait for one answer, for the library and the command line
+# alike. It is there to end a wait on a Solr that hangs, not to cut off a
+# busy one: the slowest answers are an update that waits out a segment
+# flush and the final commit, which opens a searcher over the whole index.
+# At a million records the whole indexing took 96 s and the whole report
+# 94 s (README, "Scale"), so no single answer there took longer.
+DEFAULT_TIMEOUT = 120.0
+# Retries after connection errors and 5xx answers: with the backoff of 0.5,
+# 1 and 2 s a Solr gets 3.5 s to come back from a restart or a full queue.
+DEFAULT_RETRIES = 3
+# Connections kept per host: more than the requests we ever have in flight
+# at once (four updates, two bucket reads, four reference queries).
+POOL_SIZE = 16
+# Documents read per request (ids looked up, or a cursor's page): as many as
+# an index update sends (``indexer.BATCH_SIZE``), so an answer is about as
+# large as a request Solr already takes.
+READ_BATCH = 1000
 
 
 def quote(value: str) -> str:
@@ -38,6 +55,8 @@ def term(field: str, value: str) -> str:
 
 # Lucene refuses terms over 32766 UTF-8 bytes; longer values are stored as
 # their digest, which keeps equality (all a shingle or signature needs).
+# 4096 stays far below Lucene's limit; a character takes at most 4 bytes, so
+# a value of up to 1024 characters needs no encoding to be known short.
 MAX_TERM_BYTES = 4096
 
 
@@ -94,8 +113,8 @@ def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool 
         allowed_methods=None,
         raise_on_status=False,
     )
-    session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=16))
-    session.mount("https://", _Verifying(verify, max_retries=retry, pool_maxsize=16))
+    session.mount("http://", HTTPAdapter(max_retries=retry, pool_maxsize=POOL_SIZE))
+    session.mount("https://", _Verifying(verify, max_retries=retry, pool_maxsize=POOL_SIZE))
     session.auth = auth
     return session
 
@@ -128,8 +147,8 @@ class Solr:
         self,
         url: str = DEFAULT_URL,
         *,
-        timeout: float = 60.0,
-        retries: int = 3,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
         auth: tuple[str, str] | None = None,
         verify: bool | str = True,
     ):
@@ -203,7 +222,7 @@ class Solr:
                               hint="check `neardup solr status` or the cluster's shards; every shard needs a live replica")
         return found
 
-    def texts(self, ids: Sequence[str], batch: int = 1000,
+    def texts(self, ids: Sequence[str], batch: int = READ_BATCH,
               progress: Callable[[int], Any] | None = None) -> dict[str, str]:
         """The stored text of each of ``ids`` that is indexed; ``progress`` is
         told how many ids each batch looked up."""
@@ -220,7 +239,7 @@ class Solr:
     def count(self, q: str = "*:*") -> int:
         return self.search(q, rows=0).hits
 
-    def iter_docs(self, fields: Sequence[str], q: str = "*:*", batch: int = 1000) -> Iterator[dict[str, Any]]:
+    def iter_docs(self, fields: Sequence[str], q: str = "*:*", batch: int = READ_BATCH) -> Iterator[dict[str, Any]]:
         """Every matching document, in id order, with a cursor (no deep paging)."""
         cursor = "*"
         while True:
@@ -313,16 +332,20 @@ def _reason(answer: requests.Response) -> str:
     try:
         return str(answer.json()["error"]["msg"])
     except (ValueError, KeyError, TypeError):
-        return answer.text[:300] or answer.reason
+        return answer.text[:MESSAGE_CHARS] or answer.reason
+
+
+# An error message is one line on a terminal; Solr's own can run to a stack trace.
+MESSAGE_CHARS = 300
 
 
 def _first_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+    return " ".join(text.split())[:MESSAGE_CHARS]
 
 
 def _start_hint(url: str) -> str:
     host = urlsplit(url).hostname or ""
     if host in ("127.0.0.1", "localhost", "::1"):
-        port = urlsplit(url).port or 8983
+        port = urlsplit(url).port or 8983  # Solr's own default port
         return f"start the local Solr with `neardup solr start --port {port}`"
     return "check --solr-url / SOLR_URL and that the server is up"

@@ -18,7 +18,7 @@ from ..errors import InputError, MissingField, NeardupError
 from ..outputs import OUTPUT_FORMATS, TextLookup
 from ..records import TABLE_DELIMITERS, RecordReader
 from ..local_solr import CORE
-from ..solr import DEFAULT_URL, Solr
+from ..solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
 from ..sources import INPUT_FORMATS, Layout, RecordFile
 
 EXIT_SKIPPED_LINES = 6
@@ -59,7 +59,7 @@ def access_options(command):
 
 
 def open_solr(url: str, *, user: str | None, password_file: Path | None, ca_cert: str | None,
-              timeout: float = 120.0, retries: int = 3) -> Solr:
+              timeout: float = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES) -> Solr:
     """A client for ``url`` with the access options' credentials and CA."""
     auth = None
     if user:
@@ -84,9 +84,9 @@ def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
                   help="SolrCloud's ZooKeeper, instead of --solr-url: a live node serves --collection (env ZK_HOST).")
     @click.option("--collection", default=CORE, show_default=True, help="The collection, with --zk-host.")
     @access_options
-    @click.option("--timeout", envvar="NEARDUP_TIMEOUT", type=click.FloatRange(0, min_open=True), default=120.0,
+    @click.option("--timeout", envvar="NEARDUP_TIMEOUT", type=click.FloatRange(0, min_open=True), default=DEFAULT_TIMEOUT,
                   show_default=True, help="Seconds to wait for one Solr answer (env NEARDUP_TIMEOUT).")
-    @click.option("--retries", envvar="NEARDUP_RETRIES", type=click.IntRange(0, 10), default=3, show_default=True,
+    @click.option("--retries", envvar="NEARDUP_RETRIES", type=click.IntRange(0, 10), default=DEFAULT_RETRIES, show_default=True,
                   help="Retries after connection errors and 5xx answers, with exponential backoff.")
     @functools.wraps(command)
     def wrapper(*args, solr_url, zk_host, collection, user, password_file, ca_cert, timeout, retries, **kwargs):
