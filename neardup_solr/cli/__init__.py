@@ -14,7 +14,8 @@ import click
 
 from ..errors import NeardupError
 from .data import datasets, demo, prepare_restaurants
-from .judge import clusters, evaluate, html, tune
+from .quality import evaluate, tune
+from .results import clusters, html
 from .local_solr import solr
 from .search import delete, index, query, report
 

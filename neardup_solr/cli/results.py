@@ -1,0 +1,100 @@
+"""Results for people: clusters of the pairs, and the HTML page that shows them.
+
+matplotlib (``plots``) is imported by ``html`` when it draws: importing it
+costs every other command a second or more of start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
+from ..html_report import render, write_report
+from ..model import read_summary
+from ..pairs import read_pairs
+from ..records import read_texts
+from ..solr import Solr
+from .common import output_options, say, solr_connection, solr_texts
+from .quality import model_plot_path
+
+
+@click.command("clusters")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--json", "as_json", is_flag=True, help="Write one JSON array instead of a table.")
+@output_options
+@solr_connection(lazy=True)
+def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with_text: bool,
+             solr: Callable[[], Solr]) -> None:
+    """Group pairs into clusters: the records that are one thing.
+
+    Each connected component of the pairs is a cluster, largest first. The
+    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines; an OUT
+    named .csv or .jsonl (each also .gz), or --format, gives the same as CSV
+    or JSON Lines. --with-text lists one member a row with its text (from
+    Solr): `cluster_id, size, id, text`. PAIRS may be any pair file `report`
+    writes.
+
+    \b
+    Examples:
+      neardup clusters pairs.tsv -o clusters.tsv
+      neardup clusters pairs.csv -o clusters.csv --with-text
+      neardup clusters pairs.tsv -o clusters.json --json
+    """
+    if as_json and (out_format or with_text):
+        raise click.UsageError("--json writes members only, as one array: leave out --format and --with-text")
+    found = cluster_pair_file(pairs)
+    write_clusters(out, found, json=as_json, format=out_format, texts=solr_texts(solr, None) if with_text else None)
+    say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {out}")
+
+
+@click.command("html")
+@click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Take the texts from this records file (any format `index` reads, with default columns) "
+              "instead of Solr.")
+@click.option("--image", "images", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A PNG to show [default: PAIRS with .png and s-curve.png beside PAIRS, when present].")
+@click.option("--title", default="Near-duplicate clusters", show_default=True)
+@solr_connection(lazy=True)
+def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...], title: str,
+         solr: Callable[[], Solr]) -> None:
+    """One self-contained HTML page: every cluster's texts side by side,
+    differing words highlighted, summary numbers and plots.
+
+    \b
+    Examples:
+      neardup html pairs.tsv -o report.html
+      neardup html pairs.tsv -o report.html --records data/addresses.txt
+    """
+    from .. import plots
+
+    found = read_pairs(pairs)
+    groups = cluster_pairs(found)
+    wanted = {member for cluster in groups for member in cluster.members}
+    if records is not None:
+        texts = read_texts(records, wanted)
+        total = None
+    else:
+        connection = solr()
+        texts = connection.texts(sorted(wanted))
+        total = connection.count()
+    about = read_summary(pairs)
+    summary: dict = {} if total is None else {"records": total}
+    if about is not None and about["estimated"] is not None:
+        estimated = about["estimated"]
+        summary |= {"cut": "none" if about["cut"] is None else f"{about['cut']:.2f}",
+                    "estimated precision": f"{estimated['precision']:.3f}",
+                    "estimated recall": f"{estimated['recall']:.3f}",
+                    "candidates": about["candidates"]}
+        if not images:
+            plots.model_histogram(model_plot_path(pairs), about)
+    shown = images or (pairs.with_suffix(".png"), model_plot_path(pairs), pairs.parent / "s-curve.png")
+    page = render(groups, texts, found, title=title, images=[p for p in shown if p.is_file()],
+                  summary=summary or None)
+    write_report(out, page)
+    say(f"wrote {out} ({len(groups)} clusters)")
