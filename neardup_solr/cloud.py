@@ -19,6 +19,7 @@ import io
 import json
 import logging
 import socket
+import subprocess
 import time
 import zipfile
 from collections.abc import Callable
@@ -118,63 +119,101 @@ def start(
     """Start ZooKeeper and the nodes, and make the collection if ZooKeeper has
     none of that name. Starting a running cluster again is harmless."""
     data_dir = data_dir.resolve()
-    if local_solr.running_node(data_dir) is not None:
-        raise NeardupError(f"a standalone Solr of {data_dir} is running", hint="`neardup solr stop` it first")
-    before = recorded(data_dir)
-    if before is not None and all(alive(n) for n in (before.zookeeper, *before.nodes)):
-        if (before.nodes[0].port, len(before.nodes)) != (port, nodes):
-            raise NeardupError(f"the cluster of {data_dir} is already running with {len(before.nodes)} nodes from "
-                               f"port {before.nodes[0].port}", hint="use that, or `neardup solr stop` first")
-        echo(f"SolrCloud is already running: {before.url} (ZooKeeper {before.zk_host})")
-        return before
-    if before is not None:
-        stop(data_dir)
-    zk_port = port + ZK_OFFSET
-    for taken in (zk_port, *range(port, port + nodes)):
-        if local_solr.port_in_use(taken):
-            raise NeardupError(f"port {taken} on 127.0.0.1 is already in use",
-                               hint=f"choose another base port with --port (ZooKeeper takes port + {ZK_OFFSET})")
-    started: list[local_solr.Node] = []
-
-    def record() -> LocalCloud:
-        cluster = LocalCloud(started[0], tuple(started[1:]), collection)
-        _save(data_dir, cluster)
-        return cluster
-
+    running = _running(data_dir, port, nodes)
+    if running is not None:
+        echo(f"SolrCloud is already running: {running.url} (ZooKeeper {running.zk_host})")
+        return running
+    _check_ports_free(port, nodes)
+    starting = _Starting(data_dir, collection, exit_with, echo)
     try:
-        (data_dir / "zookeeper").mkdir(parents=True, exist_ok=True)
-        process = local_solr.launch(["--zookeeper", str(data_dir / "zookeeper"), "--port", str(zk_port)], data_dir,
-                                "zookeeper.log", heap="256m", exit_with=exit_with, echo=echo)
-        started.append(local_solr.Node(process.pid, zk_port))
-        record()
-        local_solr.wait_until(lambda: _zk_answers(zk_port), process, "ZooKeeper", data_dir / "logs" / "zookeeper.log",
-                          wait)
-        launched = []
-        for number, node_port in enumerate(range(port, port + nodes), start=1):
-            home = data_dir / f"node{number}"
-            home.mkdir(parents=True, exist_ok=True)
-            (home / "solr.xml").write_text(CLOUD_SOLR_XML, encoding="utf-8")
-            args = ["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"]
-            process = local_solr.launch(args, data_dir, f"node{number}.log", heap=heap, exit_with=exit_with, echo=echo)
-            started.append(local_solr.Node(process.pid, node_port))
-            launched.append((process, node_port, number))
-            record()
-        for process, node_port, number in launched:
-            local_solr.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
-                              data_dir / "logs" / f"node{number}.log", wait)
-        cluster = record()
-        solr = Solr(cluster.url, timeout=wait, retries=0)
-        _wait_live(solr, nodes, wait)
-        if collection not in collections(solr):
-            echo(f"creating collection {collection!r}: {shards} shards over {nodes} nodes")
-            create_collection(solr, shards=shards)
-        _wait_active(solr, wait)
+        zk_port = starting.zookeeper(port + ZK_OFFSET, wait)
+        cluster = starting.nodes(range(port, port + nodes), zk_port, heap, wait)
+        _make_collection(Solr(cluster.url, timeout=wait, retries=0), nodes, shards, wait, echo)
     except BaseException:
         stop(data_dir)
         raise
     echo(f"SolrCloud is running: {cluster.url} (ZooKeeper {cluster.zk_host}, nodes on ports "
          f"{', '.join(str(n.port) for n in cluster.nodes)}, data in {data_dir})")
     return cluster
+
+
+def _running(data_dir: Path, port: int, nodes: int) -> LocalCloud | None:
+    """The cluster of this data folder if all of it runs as asked; a cluster
+    of which only a part runs is stopped. Refuses a folder whose standalone
+    Solr runs, or whose cluster runs on other ports."""
+    if local_solr.running_node(data_dir) is not None:
+        raise NeardupError(f"a standalone Solr of {data_dir} is running", hint="`neardup solr stop` it first")
+    before = recorded(data_dir)
+    if before is None:
+        return None
+    if not all(alive(n) for n in (before.zookeeper, *before.nodes)):
+        stop(data_dir)
+        return None
+    if (before.nodes[0].port, len(before.nodes)) != (port, nodes):
+        raise NeardupError(f"the cluster of {data_dir} is already running with {len(before.nodes)} nodes from "
+                           f"port {before.nodes[0].port}", hint="use that, or `neardup solr stop` first")
+    return before
+
+
+def _check_ports_free(port: int, nodes: int) -> None:
+    for taken in (port + ZK_OFFSET, *range(port, port + nodes)):
+        if local_solr.port_in_use(taken):
+            raise NeardupError(f"port {taken} on 127.0.0.1 is already in use",
+                               hint=f"choose another base port with --port (ZooKeeper takes port + {ZK_OFFSET})")
+
+
+class _Starting:
+    """The processes of a cluster being started, recorded in the data folder
+    as each is launched, so a failed start can stop every one of them."""
+
+    def __init__(self, data_dir: Path, collection: str, exit_with: int | None, echo: Callable[[str], None]):
+        self.data_dir, self.collection, self.exit_with, self.echo = data_dir, collection, exit_with, echo
+        self.started: list[local_solr.Node] = []
+
+    def record(self, process: subprocess.Popen, port: int) -> LocalCloud:
+        self.started.append(local_solr.Node(process.pid, port))
+        cluster = LocalCloud(self.started[0], tuple(self.started[1:]), self.collection)
+        _save(self.data_dir, cluster)
+        return cluster
+
+    def launch(self, args: list[str], console: str, heap: str) -> subprocess.Popen:
+        return local_solr.launch(args, self.data_dir, console, heap=heap, exit_with=self.exit_with, echo=self.echo)
+
+    def zookeeper(self, zk_port: int, wait: float) -> int:
+        """Launch ZooKeeper and wait until it answers; returns its port."""
+        folder = self.data_dir / "zookeeper"
+        folder.mkdir(parents=True, exist_ok=True)
+        process = self.launch(["--zookeeper", str(folder), "--port", str(zk_port)], "zookeeper.log", "256m")
+        self.record(process, zk_port)
+        local_solr.wait_until(lambda: _zk_answers(zk_port), process, "ZooKeeper",
+                              self.data_dir / "logs" / "zookeeper.log", wait)
+        return zk_port
+
+    def nodes(self, ports: range, zk_port: int, heap: str, wait: float) -> LocalCloud:
+        """Launch a node on each port (all at once), then wait until each answers."""
+        launched = []
+        for number, node_port in enumerate(ports, start=1):
+            home = self.data_dir / f"node{number}"
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "solr.xml").write_text(CLOUD_SOLR_XML, encoding="utf-8")
+            args = ["--home", str(home), "--port", str(node_port), "--zk-host", f"127.0.0.1:{zk_port}"]
+            process = self.launch(args, f"node{number}.log", heap)
+            cluster = self.record(process, node_port)
+            launched.append((process, node_port, number))
+        for process, node_port, number in launched:
+            local_solr.wait_until(lambda p=node_port: _node_answers(p), process, f"Solr node {number}",
+                                  self.data_dir / "logs" / f"node{number}.log", wait)
+        return cluster
+
+
+def _make_collection(solr: Solr, nodes: int, shards: int, wait: float, echo: Callable[[str], None]) -> None:
+    """Once all nodes are live: the collection, unless ZooKeeper has it
+    already, and a wait until every shard is served."""
+    _wait_live(solr, nodes, wait)
+    if solr.name not in collections(solr):
+        echo(f"creating collection {solr.name!r}: {shards} shards over {nodes} nodes")
+        create_collection(solr, shards=shards)
+    _wait_active(solr, wait)
 
 
 def stop(data_dir: Path, node: int | None = None) -> LocalCloud | None:

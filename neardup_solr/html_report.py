@@ -174,6 +174,23 @@ def render(
     opens quickly.
     """
     pairs = list(pairs)
+    shown = list(clusters[:max(max_clusters, 0)])
+    by_cluster = _pairs_by_cluster(shown, pairs)
+    out = [
+        *_head(title),
+        *_summary(_numbers(clusters, texts, pairs, summary)),
+        *_figures(images),
+        _LEGEND,
+        *_notes(clusters, shown),
+        *(_cluster_section(cluster, texts, by_cluster[cluster.id], max_rows) for cluster in shown),
+        "</body></html>",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _numbers(clusters: Sequence[Cluster], texts: Mapping[str, str], pairs: list[Pair],
+             summary: Mapping[str, str | int | float] | None) -> dict[str, str | int | float]:
+    """The summary's figures: counted ones, then (or replaced by) the given ones."""
     sizes = [c.size for c in clusters]
     numbers: dict[str, str | int | float] = {
         "records": len(texts),
@@ -183,15 +200,22 @@ def render(
         "records in clusters": sum(sizes),
     }
     numbers.update(summary or {})
+    return numbers
 
-    shown = list(clusters[:max(max_clusters, 0)])
+
+def _pairs_by_cluster(shown: Sequence[Cluster], pairs: Iterable[Pair]) -> dict[int, list[Pair]]:
+    """The pairs inside each shown cluster, by cluster id."""
     home = {member: c.id for c in shown for member in c.members}
     by_cluster: dict[int, list[Pair]] = {c.id: [] for c in shown}
     for p in pairs:
         if p[0] in home and home[p[0]] == home.get(p[1]):
             by_cluster[home[p[0]]].append(p)
+    return by_cluster
 
-    out = [
+
+def _head(title: str) -> list[str]:
+    """The document's start: the policy that allows no script, the style, the title."""
+    return [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
@@ -199,34 +223,48 @@ def render(
         '<link rel="icon" href="data:,">',
         f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
+    ]
+
+
+def _summary(numbers: Mapping[str, str | int | float]) -> list[str]:
+    return [
         '<dl class="summary">',
         *(f"<div><dt>{esc(name)}</dt><dd>{esc(_number(value))}</dd></div>" for name, value in numbers.items()),
         "</dl>",
     ]
+
+
+def _figures(images: Iterable[Path | str]) -> list[str]:
+    """The images that exist, inline."""
     figures = [_image(Path(p)) for p in images if Path(p).is_file()]
-    if figures:
-        out.append(f'<div class="figures">{"".join(figures)}</div>')
-    out.append(_LEGEND)
+    return [f'<div class="figures">{"".join(figures)}</div>'] if figures else []
+
+
+def _notes(clusters: Sequence[Cluster], shown: Sequence[Cluster]) -> list[str]:
+    """What the page leaves out, or that there is nothing to show."""
+    notes = []
     left_out = clusters[len(shown):]
     if left_out:
-        out.append(f'<p class="note">Showing the {len(shown)} largest clusters; {len(left_out)} smaller clusters '
-                   f"({sum(c.size for c in left_out)} records) are left out.</p>")
+        notes.append(f'<p class="note">Showing the {len(shown)} largest clusters; {len(left_out)} smaller clusters '
+                     f"({sum(c.size for c in left_out)} records) are left out.</p>")
     if not clusters:
-        out.append('<p class="note">No clusters: no near-duplicate pairs were found.</p>')
-    for cluster in shown:
-        members = _member_rows(cluster, texts, max_rows)
-        extra = cluster.size - len(members)
-        cluster_pairs = sorted(by_cluster[cluster.id], key=lambda p: (id_key(p[0]), id_key(p[1])))
-        out.append(
-            f'<section class="cluster" id="cluster-{cluster.id}">'
-            f"<h2>Cluster {cluster.id} · {cluster.size} records</h2>"
-            f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
-            + (f'<p class="small">… and {extra} more records.</p>' if extra > 0 else "")
-            + _pair_table(cluster_pairs, max_rows)
-            + "</section>"
-        )
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+        notes.append('<p class="note">No clusters: no near-duplicate pairs were found.</p>')
+    return notes
+
+
+def _cluster_section(cluster: Cluster, texts: Mapping[str, str], pairs: list[Pair], max_rows: int) -> str:
+    """One cluster: its members' texts (differences marked), then its pairs."""
+    members = _member_rows(cluster, texts, max_rows)
+    extra = cluster.size - len(members)
+    ordered = sorted(pairs, key=lambda p: (id_key(p[0]), id_key(p[1])))
+    return (
+        f'<section class="cluster" id="cluster-{cluster.id}">'
+        f"<h2>Cluster {cluster.id} · {cluster.size} records</h2>"
+        f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
+        + (f'<p class="small">… and {extra} more records.</p>' if extra > 0 else "")
+        + _pair_table(ordered, max_rows)
+        + "</section>"
+    )
 
 
 def write_report(path: Path | str, page: str) -> Path:
