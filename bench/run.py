@@ -37,6 +37,8 @@ import numpy as np
 
 from neardup_solr import local_solr
 from neardup_solr.candidates import OnlineSearch
+from neardup_solr.evaluate import read_gold, score
+from neardup_solr.pairs import read_pairs
 from neardup_solr.records import RecordReader
 from neardup_solr.repair import repair
 from neardup_solr.shingles import char_shingles
@@ -66,14 +68,11 @@ def run_cli(*args: str) -> tuple[float, str]:
     return time.perf_counter() - started, done.stderr
 
 
-def score(pairs_file: Path, truth: set[tuple[str, str]]) -> dict[str, float]:
-    found = set()
-    for line in pairs_file.read_text().splitlines():
-        a, b = line.split("\t")[:2]
-        found.add((a, b) if int(a) < int(b) else (b, a))
-    true = len(found & truth)
-    return {"pairs": len(found), "true": true, "precision": true / len(found) if found else 0.0,
-            "recall": true / len(truth)}
+def quality(pairs_file: Path, gold: set[frozenset[str]]) -> dict[str, float]:
+    """The library's own score of a pair file (``neardup evaluate``'s figures)."""
+    measured = score(read_pairs(pairs_file), gold)
+    return {"pairs": measured.found, "true": measured.true, "precision": measured.precision,
+            "recall": measured.recall}
 
 
 def signature_throughput(texts: list[str]) -> dict[str, float]:
@@ -157,7 +156,7 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
     records, truth_file = data / "records.txt", data / "true_pairs.tsv"
     if not records.exists():
         generate(n, seed, data)
-    truth = {tuple(line.split("\t")) for line in truth_file.read_text().splitlines()}
+    gold = read_gold(truth_file)
     texts = [repair(r.text) for _, r in zip(range(sample), RecordReader(records))]
     results: dict = {"n": n, "seed": seed, "bands": BANDS, "band_rows": BAND_ROWS, "threshold": THRESHOLD,
                      "signatures": signature_throughput(texts)}
@@ -170,7 +169,7 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
         report_s = neardup("report", str(ours_pairs), "--threshold", str(THRESHOLD), "--solr-url", url)
         ours_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         results["ours"] = {"index_seconds": index_s, "report_seconds": report_s, "seconds": index_s + report_s,
-                           "peak_rss_mb": ours_rss, **score(ours_pairs, truth)}
+                           "peak_rss_mb": ours_rss, **quality(ours_pairs, gold)}
         picked = [(r.id, r.text) for r in random.Random(seed).sample(list(RecordReader(records)), min(queries + WARM_UP, n))]
         took = latencies(solr, picked[WARM_UP:], picked[:WARM_UP])
         results["latency_ms"] = {"queries": len(took), "p50": float(np.percentile(took, 50)),
@@ -178,7 +177,7 @@ def run(n: int, seed: int, data: Path, solr_url: str | None, queries: int, sampl
     peer_pairs = data / "pairs-datasketch.tsv"
     done = subprocess.run([sys.executable, "-m", "bench.peer", str(records), str(peer_pairs), "--bands", str(BANDS),
                            "--band-rows", str(BAND_ROWS)], capture_output=True, text=True, check=True, cwd=HERE.parent)
-    results["datasketch"] = {**json.loads(done.stdout), **score(peer_pairs, truth)}
+    results["datasketch"] = {**json.loads(done.stdout), **quality(peer_pairs, gold)}
     return results
 
 
@@ -248,55 +247,40 @@ def markdown(results: dict) -> str:
 
 
 def findings(results: dict) -> list[str]:
-    """Why a target is missed (from the measured numbers and a profile), and what
-    stands behind the recall difference."""
+    """What the measured numbers say where a target is missed, and the
+    recall difference: nothing this run did not measure."""
     sig, ours, peer, lat = results["signatures"], results["ours"], results["datasketch"], results["latency_ms"]
     missed = {target for target, _, verdict in check(results) if verdict == "MISSED"}
     ceiling = sig["raw mmh3"] / sig["datasketch (mmh3)"]
-    lines = ["## Where a target is missed, and why", ""]
+    lines = ["## Where a target is missed", ""]
     if "signatures >= 20x datasketch (fastest)" in missed:
         lines += [
             f"**Signatures vs datasketch given mmh3.** Hashing each shingle once with mmh3, and nothing else, is "
             f"{ceiling:.1f}x datasketch's MinHash with the same mmh3 hash; we sign at "
-            f"{sig['ours'] / sig['raw mmh3']:.0%} of that raw hashing rate, on one core (numpy hashes a batch's "
-            f"shingles at once and takes the minimum over the {PERMUTATIONS} permutations in cache-sized blocks; a "
-            f"profile puts 70% of the time in those minima, 128 per shingle). 20x datasketch-with-mmh3 would mean signing "
-            f"{20 / ceiling:.1f}x faster than merely hashing the shingles one call each. Against datasketch as users "
-            f"get it (its default SHA-1 hash) we are {sig['ours'] / sig['datasketch (default sha1)']:.0f}x. What "
-            "would close it: the second core (numpy releases the interpreter lock, so two threads can each take "
-            "half a batch; the indexer already builds documents on several threads), or one-permutation hashing "
-            "with densification (one hash per shingle instead of 128 minima), which is a different signature "
-            "scheme. Rates on this shared machine vary by up to 40% between runs; the ratios, taken in one run, "
-            "vary less.",
+            f"{sig['ours'] / sig['raw mmh3']:.0%} of that raw hashing rate, on one core. 20x datasketch-with-mmh3 "
+            f"would mean signing {20 / ceiling:.1f}x faster than merely hashing the shingles one call each. Against "
+            f"datasketch as users get it (its default SHA-1 hash) we are "
+            f"{sig['ours'] / sig['datasketch (default sha1)']:.0f}x.",
             "",
         ]
     if "end to end <= 1.0x datasketch" in missed:
         lines += [
-            f"**End to end.** We index into a real Solr and keep an index that answers single-record queries "
-            f"afterwards; datasketch builds a structure in one process's memory ({peer['peak_rss_mb'] / 1024:.1f} "
-            f"GB) that is gone when it exits, and returns {peer['pairs']:,} unverified candidate pairs where we "
-            f"return {ours['pairs']:,} verified ones. Indexing ({ours['index_seconds']:.0f} s) is bound by Lucene "
-            "adding 21 random band keys per record to its in-memory term hash (a flight recording of Solr puts "
-            "most samples in BytesRefHash and the flush's term sort); the report ("
-            f"{ours['report_seconds']:.0f} s) by reading the band-key buckets with their texts from Solr and "
-            "decoding the JSON, then verifying the candidates on both cores.",
+            f"**End to end.** Indexing took {ours['index_seconds']:.0f} s and the report "
+            f"{ours['report_seconds']:.0f} s, and left an index that answers single-record queries; datasketch "
+            f"built its structure in {peer['build_seconds']:.0f} s in one process's memory "
+            f"({peer['peak_rss_mb'] / 1024:.1f} GB) and returned {peer['pairs']:,} unverified candidate pairs "
+            f"where we return {ours['pairs']:,} verified ones.",
             "",
         ]
     if "online query p50 < 5 ms" in missed or "online query p99 < 20 ms" in missed:
-        lines += [
-            f"**Online query.** p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms. Each query is one request for the "
-            "records sharing a band key and, when there are some, one for the frequencies of words not seen in "
-            "the last minute; the Python HTTP stack costs about 0.7 ms a request, Solr's own time is about 1 ms, "
-            "verification about 1 ms. The first minutes after a bulk load are slower (merges still running).",
-            "",
-        ]
+        lines += [f"**Online query.** p50 {lat['p50']:.1f} ms, p99 {lat['p99']:.1f} ms.", ""]
     if len(lines) == 2:
         lines += ["None: every target is met in this run.", ""]
     lines += [
         "## Recall",
         "",
         f"Ours is {(peer['recall'] - ours['recall']) * 100:.1f} points below datasketch's, which follows the "
-        "S-curve of its bands and rows. Ours loses true pairs in two places datasketch has none: verification "
+        "S-curve of its bands and rows. Ours can lose true pairs in two places datasketch has none: verification "
         f"(pairs whose similarity falls below {results['threshold']}) and band keys held by more than "
         "`--max-bucket` (100) records, which are skipped with a warning.",
         "",
