@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neardup_solr.candidates import OnlineSearch
+from neardup_solr.search import OnlineSearch
 from neardup_solr.records import RecordReader
 from neardup_solr.solr import Solr
 

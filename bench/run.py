@@ -36,7 +36,7 @@ import mmh3
 import numpy as np
 
 from neardup_solr import local_solr
-from neardup_solr.candidates import OnlineSearch
+from neardup_solr.search import OnlineSearch
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.pairs import read_pairs
 from neardup_solr.records import RecordReader

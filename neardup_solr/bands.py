@@ -163,7 +163,7 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
 # similarity it can while E stays within the budget.
 
 # Chance candidates a record may have: half of the 100 an online query reads
-# (``candidates.LSH.rows``), so its best candidates are rarely cut off, and
+# (``candidates.LSH.per_record``), so its best candidates are rarely cut off, and
 # a report verifies at most ~25 pairs per record by chance.
 CANDIDATE_BUDGET = 50.0
 # MinHash values a signature may have: bands x rows <= this.

@@ -48,3 +48,25 @@ class MissingField(InputError):
         super().__init__(message)
         self.field = field
         self.role = role
+
+
+class TooFewSignatures(NeardupError):
+    """The minhash mode was asked to compare more MinHash values than the
+    index holds for a record (``found`` of the ``asked``)."""
+
+    def __init__(self, record_id: str, found: int, asked: int):
+        super().__init__(f"record {record_id} has {found} signature values, {asked} were asked for",
+                         hint=f"index again with {asked} signature values per record")
+        self.record_id = record_id
+        self.found = found
+        self.asked = asked
+
+
+class LeanIndex(NeardupError):
+    """A reference mode (``mode``: shingles, minhash) was asked of an index
+    built without the reference modes' fields."""
+
+    def __init__(self, mode: str):
+        super().__init__(f"the index has no fields for the {mode} mode (it was built without the reference fields)",
+                         hint="index again with the reference fields")
+        self.mode = mode

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from itertools import islice
-
-from tqdm import tqdm
 
 from .documents import DocumentBuilder, IndexSettings
 from .parallel import bounded_map
+from .progress import Progress, Tally
 from .records import Record
 from .solr import Solr
 
@@ -34,10 +33,17 @@ def index_records(
     settings: IndexSettings = IndexSettings(),
     *,
     batch_size: int = BATCH_SIZE,
-    progress: tqdm | None = None,
+    progress: Progress | None = None,
 ) -> int:
-    """Index ``records`` and commit; returns how many were sent."""
+    """Index ``records`` and commit; returns how many were sent.
+
+    One update request per ``batch_size`` records, ``CONCURRENT_UPDATES``
+    in flight, and one commit; memory holds that many batches. ``progress``
+    is told of the step "indexing" (one unit a record; the total when
+    ``records`` has a length). The settings are not saved here.
+    """
     builder = DocumentBuilder(settings)
+    tick = Tally(progress, "indexing", len(records) if isinstance(records, Sized) else None)
 
     def send(batch: list[Record]) -> int:
         solr.add(builder.documents(batch))
@@ -46,7 +52,6 @@ def index_records(
     sent = 0
     for count in bounded_map(send, batches(records, batch_size), CONCURRENT_UPDATES):
         sent += count
-        if progress is not None:
-            progress.update(count)
+        tick(count)
     solr.commit()
     return sent

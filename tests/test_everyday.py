@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
-from neardup_solr.candidates import OnlineSearch
+from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
 
 

@@ -60,7 +60,7 @@ def test_any_text_indexes_and_every_mode_queries_it(scratch, texts, ids):
         assert doc["content"] == own[doc["id"]]["content"]
         for mode in MODES.values():
             values = query_values(doc, mode, 20)
-            for hit in candidates(scratch, doc, mode, values, rows=50):
+            for hit in candidates(scratch, doc, mode, values, per_record=50):
                 # Solr matched it for a value it really holds: text changed no query's meaning.
                 assert set(own[hit["id"]][mode.field]) & set(values), (mode.name, doc["id"], hit["id"])
                 assert hit["id"] != doc["id"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from neardup_solr.candidates import Match
+from neardup_solr.search import Match
 from neardup_solr.clusters import Cluster, write_clusters
 from neardup_solr.errors import InputError
 from neardup_solr.outputs import match_table, output_format, write_table

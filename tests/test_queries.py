@@ -4,10 +4,12 @@ import pytest
 
 from conftest import run_cli, write_records
 
-from neardup_solr.candidates import LSH, MINHASH, SHINGLES, candidates, near_duplicates
+from neardup_solr.bulk import lsh_pairs
+from neardup_solr.candidates import MINHASH, SHINGLES, candidates
 from neardup_solr.indexer import index_records
 from neardup_solr.pairs import Pair
 from neardup_solr.records import Record
+from neardup_solr.reference import reference_pairs
 from neardup_solr.solr import overlap_query, term
 
 HOSTILE = [
@@ -75,13 +77,13 @@ def test_candidates_rank_by_how_many_values_they_share_then_by_id(core):
              for n in range(20)]
     core.add(docs)
     core.commit()
-    found = candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], rows=7)
+    found = candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], per_record=7)
     assert [d["id"] for d in found] == ["d6", "d7", "d8", "t1", "t2", "t3", "d9"]
     scored = core.search(overlap_query("word_shingles", ["v1", "v2", "v3", "v4"]), fq="first_word:alpha",
                          fl="id,score", rows=10).docs
     assert {d["id"]: d["score"] for d in scored} == {i: float(len(v)) for i, v in shared.items()}
     # The cut keeps the best: a tie at the edge is settled by id.
-    assert [d["id"] for d in candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], rows=4)] == [
+    assert [d["id"] for d in candidates(core, query, SHINGLES, ["v1", "v2", "v3", "v4"], per_record=4)] == [
         "d6", "d7", "d8", "t1"]
 
 
@@ -138,9 +140,9 @@ def test_hostile_records_find_their_twins_and_nothing_else(core):
         records += [Record(f"{i}a", text), Record(f"{i}b", text)]
     index_records(core, records)
     for mode in (SHINGLES, MINHASH):
-        pairs = sorted(near_duplicates(core, mode, max_dist=2, signatures=20))
+        pairs = sorted(reference_pairs(core, mode, max_dist=2, signatures=20))
         assert pairs == [Pair(f"{i}a", f"{i}b", 0) for i in range(len(texts))], mode.name
-    pairs = sorted(near_duplicates(core, LSH))
+    pairs = sorted(lsh_pairs(core))
     assert [(p.a, p.b, p.distance) for p in pairs] == [(f"{i}a", f"{i}b", 0) for i in range(len(texts))]
     assert all(p.similarity == pytest.approx(1.0) for p in pairs)
 
@@ -152,6 +154,6 @@ def test_a_5000_word_record_finds_its_one_word_variant(core):
     index_records(core, [Record("1", " ".join(words)), Record("2", " ".join(changed)), Record("3", " ".join(unrelated))])
     assert len(core.search('id:"1"', fl="word_shingles").docs[0]["word_shingles"]) == 4998  # > 1024 clauses
     for mode in (SHINGLES, MINHASH):
-        assert list(near_duplicates(core, mode, max_dist=2, signatures=20)) == [Pair("1", "2", 1)], mode.name
-    (pair,) = near_duplicates(core, LSH)
+        assert list(reference_pairs(core, mode, max_dist=2, signatures=20)) == [Pair("1", "2", 1)], mode.name
+    (pair,) = lsh_pairs(core)
     assert (pair.a, pair.b, pair.distance) == ("1", "2", 1) and pair.similarity > 0.99

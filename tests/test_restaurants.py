@@ -15,7 +15,9 @@ import pytest
 from tqdm import tqdm
 
 from conftest import ROOT, child_env, create_core, drop_core, run_cli
-from neardup_solr import candidates
+from neardup_solr import bulk
+from neardup_solr.cli.common import bar_progress
+from neardup_solr.documents import IndexSettings
 
 # The default mode's figures, as `neardup evaluate` prints them, on both
 # copies of the restaurant data. They MUST equal the README's results tables
@@ -194,18 +196,18 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     # Forking starts at a size the restaurants never reach; forced here, in
     # spans of 50 candidates, the pairs and their order must not change.
     core, _ = indexed
-    alone = list(candidates.near_duplicates(core, candidates.LSH))
-    monkeypatch.setattr(candidates, "FORK_FROM", 0)
-    monkeypatch.setattr(candidates, "VERIFY_SPAN", 50)
-    forked = list(candidates.near_duplicates(core, candidates.LSH))
+    alone = bulk.lsh_pairs(core).pairs
+    monkeypatch.setattr(bulk, "FORK_FROM", 0)
+    monkeypatch.setattr(bulk, "VERIFY_SPAN", 50)
+    forked = bulk.lsh_pairs(core).pairs
     assert len(alone) > 100
     assert forked == alone
 
 
 def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
     core, _ = indexed
-    bar = tqdm(total=candidates.IndexSettings.load(core).bands, file=io.StringIO(), disable=False)
-    pairs = list(candidates.near_duplicates(core, candidates.LSH, progress=bar))
+    bar = tqdm(total=IndexSettings.load(core).bands, file=io.StringIO(), disable=False)
+    pairs = bulk.lsh_pairs(core, progress=bar_progress(bar, {"verifying candidates": "pair"})).pairs
     assert bar.desc.startswith("verifying candidates") and bar.unit == "pair"
     # Every candidate counted once: more candidates than verified pairs, all of them done.
     assert bar.total > len(pairs) > 100

@@ -15,9 +15,10 @@ from tqdm import tqdm
 
 from .. import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
-from ..outputs import OUTPUT_FORMATS, TextLookup
-from ..records import TABLE_DELIMITERS, RecordReader
 from ..local_solr import CORE
+from ..outputs import OUTPUT_FORMATS, TextLookup
+from ..progress import Progress
+from ..records import TABLE_DELIMITERS, RecordReader
 from ..solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
 from ..sources import INPUT_FORMATS, Layout, RecordFile
 
@@ -32,6 +33,26 @@ def say(message: str) -> None:
 def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:
     # disable=None hides the bar when stderr is not a terminal.
     return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=True if quiet else None, file=sys.stderr)
+
+
+def bar_progress(bar: tqdm, units: Mapping[str, str] | None = None) -> Progress:
+    """A progress callable for the library that draws on ``bar``: the first
+    step keeps the bar as made; a later one resets it to its own total, with
+    the step as the description and its unit from ``units``."""
+    shown = {"step": None, "done": 0}
+
+    def update(step: str, done: int, total: int | None) -> None:
+        if step != shown["step"]:
+            if shown["step"] is not None:
+                bar.reset(total=total)
+                if units and step in units:
+                    bar.unit = units[step]
+                bar.set_description(step)
+            shown.update(step=step, done=0)
+        bar.update(done - shown["done"])
+        shown["done"] = done
+
+    return update
 
 
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")

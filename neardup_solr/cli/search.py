@@ -5,25 +5,30 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
 import click
 
 from ..bands import MAX_BANDS, SAMPLE_RECORDS
-from ..candidates import MODES, SHINGLES, OnlineSearch, lsh_pairs, near_duplicates
+from ..bulk import lsh_pairs
+from ..candidates import MODES, SHINGLES
 from ..collisions import MAX_BUCKET
 from ..documents import LSH_SHINGLES, IndexSettings, banding_for, save_model
 from ..indexer import BATCH_SIZE, index_records
-from ..errors import NeardupError
+from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
 from ..outputs import atomic_output, match_table, pair_table, write_table
-from ..pairs import Pair, ordered, write_pairs
+from ..pairs import write_pairs
+from ..reference import reference_pairs
+from ..search import OnlineSearch
 from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr, term
 from ..sources import RecordFile
-from .common import (EXIT_SKIPPED_LINES, output_options, progress, quiet_option, reading_progress, record_input, say,
+from .common import (EXIT_SKIPPED_LINES, bar_progress, output_options, progress, quiet_option, reading_progress, record_input, say,
                      solr_connection, solr_texts)
 
 
@@ -118,22 +123,16 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
         settings.save(solr)
         save_model(solr, None)
     with reading_progress(reader, quiet) as bar:
-        count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar)
+        count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar_progress(bar))
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append:
-        search = OnlineSearch(solr, threshold)
-        found: dict[frozenset[str], Pair] = {}
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
-            for record in RecordReader(records):
-                for match in search.find(record.text, exclude=record.id):
-                    pair = ordered(record.id, match.id, match.distance, match.similarity, match.probability)
-                    found.setdefault(pair.key, pair)
-                bar.update(1)
+            found = OnlineSearch(solr, threshold).pairs_with(RecordReader(records), progress=bar_progress(bar))
         if pairs_out is None:
-            write_table(sys.stdout, pair_table(found.values()), "tsv")
+            write_table(sys.stdout, pair_table(found), "tsv")
         else:
-            write_pairs(pairs_out, found.values())
+            write_pairs(pairs_out, found)
         say(f"{len(found)} pairs with the new records")
     if reader.bad:
         sys.exit(EXIT_SKIPPED_LINES)
@@ -151,7 +150,7 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
               help="Largest word edit distance reported (reference modes).")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values compared (--minhash).")
-@click.option("--rows", type=click.IntRange(1), default=SHINGLES.rows, show_default=True,
+@click.option("--rows", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
               help="Candidates verified per record (reference modes).")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
               help="Skip band keys held by more records than this (default mode).")
@@ -193,7 +192,8 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     started = time.monotonic()
     if mode == "lsh":
         with progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands") as bar:
-            verified = lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket, progress=bar, warn=say)
+            verified = lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket,
+                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified.pairs, out_format,
                                 texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None)
@@ -202,11 +202,24 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
         save_model(solr, verified.model)
         say(model_line(about))
     else:
-        with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar:
-            found = near_duplicates(solr, MODES[mode], rows=rows, max_dist=max_dist, signatures=signatures,
-                                    max_bucket=max_bucket, progress=bar, warn=say)
+        with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
+            found = reference_pairs(solr, MODES[mode], per_record=rows, max_dist=max_dist, signatures=signatures,
+                                    progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+
+
+@contextmanager
+def in_option_words() -> Iterator[None]:
+    """The library's errors whose remedy is one of this command line's
+    options, with their hint (and message) in the options' words."""
+    try:
+        yield
+    except TooFewSignatures as err:
+        raise NeardupError(err.message, hint=f"index again with --signatures {err.asked}") from None
+    except LeanIndex as err:
+        raise NeardupError(f"the index has no fields for --{err.mode} (it was built with --lean)",
+                           hint="index again without --lean") from None
 
 
 def model_line(about: dict) -> str:

@@ -1,0 +1,166 @@
+"""The default mode in bulk: every candidate pair of the index, verified,
+and the match model fitted to all of them.
+
+Candidates come from the band keys' buckets (``collisions.py``), every pair
+inside a bucket once, and from records sharing an MD5 (exact copies, kept
+whatever the bucket limit). Each is scored by the soft weighted cosine
+(``verify.py``) and given the level of its numbers' agreement; the match
+model fitted to both (``model.py``) keeps the pairs with a match
+probability of at least 1/2.
+
+Scoring is CPU-bound Python: candidates are cut into pieces of work of
+``VERIFY_SPAN`` pairs, and from ``FORK_FROM`` pairs on every core takes
+pieces in a forked worker; the pairs and their order do not depend on how
+many workers ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+
+from .bands import band_prefix
+from .collisions import MAX_BUCKET, Candidates, Skipped, buckets, pair_up
+from .documents import IndexSettings
+from .model import MatchModel, fit, histogram
+from .pairs import Pair
+from .parallel import cores, forked_map
+from .progress import Progress, Tally
+from .schema import BAND_KEYS, MD5, TOKENS
+from .similarity import CloseWords, Vector, Weights, number_agreement, numbers
+from .solr import Solr
+from .verify import SimilarityCheck, text_vector
+
+# Candidate pairs verified in one piece of work, and how many it takes
+# before forking workers pays for itself.
+VERIFY_SPAN = 1 << 16
+FORK_FROM = 4 * VERIFY_SPAN
+
+
+@dataclass
+class Verified:
+    """The default mode's result: the pairs kept, and the match model fitted
+    to all candidates (whose cut kept them, unless a threshold was given).
+    Iterating it gives the pairs."""
+
+    pairs: list[Pair]
+    model: MatchModel
+    cut: float
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+    """Every pair sharing a band key (or its MD5), scored; a match model fitted
+    to all their similarities and number agreements; the pairs it calls
+    matches (or those at or above ``threshold``).
+
+    Two passes over the candidates: the first scores each one (on every core
+    when they are many) and keeps only a float and a level per pair; the
+    model is fitted to their histogram; the second makes the kept pairs,
+    with their word edit distance and probability.
+
+    Args:
+        solr: the index, built by :func:`neardup_solr.indexer.index_records`
+            with the LSH fields.
+        threshold: a fixed smallest similarity instead of the model's cut.
+        max_bucket: band keys held by more records than this are skipped
+            (and ``warn`` told how many); ``None`` keeps every key.
+        progress: told of the steps "colliding bands" (one unit a band) and
+            "verifying candidates" (one unit a candidate pair).
+        warn: told, in a sentence, of keys skipped.
+
+    Returns:
+        The kept pairs (smaller id first, in id order), the model and the
+        cut used. Costs one terms request per band, one request per batch of
+        about 5,000 bucket members, and one for the document frequencies;
+        memory holds every candidate as 8 bytes plus a float and a byte, and the text
+        and weights of every record in a bucket.
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    found, texts = _candidates(solr, max_bucket, progress, warn)
+    # Progress goes on with the candidate pairs: at a million records
+    # their verification takes as long as finding them.
+    tick = Tally(progress, "verifying candidates", len(found))
+    tick(0)
+    weights = Weights(*solr.term_counts(TOKENS))
+    vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
+    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
+    scores, levels = _scored(found, vectors, check, tick)
+    model = fit(histogram(scores, levels))
+    cut = model.cut if threshold is None else threshold
+    kept = np.flatnonzero(model.keeps(scores, levels) if threshold is None else scores >= threshold)
+    probabilities = model.probabilities(scores[kept], levels[kept])
+
+    def made(span: tuple[int, int]) -> list[Pair]:
+        pairs = []
+        for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
+            a, b = found.ids[found.left[i]], found.ids[found.right[i]]
+            pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
+        return pairs
+
+    pairs = [pair for part in forked_map(made, _spans(len(kept)), _workers(len(kept))) for pair in part]
+    return Verified(pairs, model, cut)
+
+
+def _candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
+                warn: Callable[[str], None]) -> tuple[Candidates, dict[str, str]]:
+    """Every pair sharing a band key (in a bucket of at most ``max_bucket``)
+    or an MD5, and the texts of their records."""
+    settings = IndexSettings.load(solr)
+    skipped = Skipped()
+    texts: dict[str, str] = {}
+    tick = Tally(progress, "colliding bands", settings.bands)
+    found = pair_up(chain(
+        buckets(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+                skipped=skipped, texts=texts, progress=tick),
+        buckets(solr, MD5, [""], max_bucket=None, texts=texts),
+    ))
+    if skipped.keys:
+        warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
+             f"(up to {skipped.largest}): near-identical groups that large are left out; "
+             "a larger bucket limit includes them")
+    return found, texts
+
+
+def _scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck,
+            tick: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's similarity, and its level of number agreement."""
+    digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
+
+    def scored(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        count = span[1] - span[0]
+        return (np.fromiter((check.score(vectors[a], vectors[b]) for a, b in found.pairs(*span)),
+                            dtype=np.float64, count=count),
+                np.fromiter((number_agreement(digits[a], digits[b]) for a, b in found.pairs(*span)),
+                            dtype=np.int8, count=count))
+
+    # Solr is idle by now: many candidates are verified on every core.
+    spans = _spans(len(found))
+    parts = []
+    for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found)))):
+        tick(end - start)
+        parts.append(part)
+    if not parts:
+        return np.zeros(0), np.zeros(0, np.int8)
+    return np.concatenate([part[0] for part in parts]), np.concatenate([part[1] for part in parts])
+
+
+def _spans(count: int) -> list[tuple[int, int]]:
+    """``count`` items in pieces of work of ``VERIFY_SPAN``: (start, end) each."""
+    return [(start, min(start + VERIFY_SPAN, count)) for start in range(0, count, VERIFY_SPAN)]
+
+
+def _workers(count: int) -> int:
+    """Forked workers for ``count`` items: every core once forking pays for itself."""
+    return cores() if count >= FORK_FROM else 1

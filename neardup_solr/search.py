@@ -1,0 +1,120 @@
+"""Online search: the near duplicates of one text, indexed or not.
+
+The text is repaired and banded as at indexing time (with the settings kept
+with the index); the records sharing a band key with it are its candidates
+(``candidates.py``), each scored by the soft weighted cosine
+(``verify.py``) and kept by the match model the last report kept with the
+index (by the similarity and the agreement of the numbers), or a fixed
+threshold. A stream of queries reuses the document
+frequencies it has read for a while, so a query costs one or two Solr
+requests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sized
+from dataclasses import dataclass
+
+from .candidates import LSH, candidates
+from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
+from .pairs import Pair, ordered
+from .progress import Progress, Tally
+from .records import Record, id_key
+from .repair import repair
+from .schema import ID, TEXT, TOKENS
+from .similarity import DEFAULT_THRESHOLD, CloseWords, Weights, number_agreement, numbers
+from .solr import Solr
+from .verify import SimilarityCheck
+
+
+@dataclass(frozen=True)
+class Match:
+    id: str
+    similarity: float
+    distance: int
+    text: str
+    probability: float | None = None
+
+
+class OnlineSearch:
+    """Near duplicates of one text, indexed or not, in at most two Solr
+    requests: the records sharing its band keys (best ``per_record`` by keys
+    shared), then the document frequencies of the words involved that it
+    has not seen in the last ``DF_MAX_AGE`` seconds. Looking a word up costs
+    Solr a seek per segment, and a stream of queries mostly repeats the
+    common words (streets, cities), so a long-lived search asks for few.
+
+    Matches are kept, and given a probability, by the match model the last
+    report fitted and kept with the index (``model.py``): those whose
+    similarity and number agreement give them a probability of at least 1/2.
+    Before any report there is none, and the fixed ``DEFAULT_THRESHOLD``
+    keeps them. A given ``threshold`` overrides the model's choice. Creating
+    one costs two Solr requests (the index settings and the model)."""
+
+    DF_MAX_AGE = 60.0
+
+    def __init__(self, solr: Solr, threshold: float | None = None, per_record: int = LSH.per_record):
+        self.solr = solr
+        self.model = load_model(solr)
+        self.threshold = threshold
+        self.per_record = per_record
+        self.builder = DocumentBuilder(IndexSettings.load(solr))
+        self._doc_freq: dict[str, int] = {}
+        self._doc_count = 0
+        self._since = 0.0
+
+    def weights(self, words: set[str]) -> Weights:
+        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds old."""
+        if time.monotonic() - self._since > self.DF_MAX_AGE:
+            self._doc_freq.clear()
+            self._since = time.monotonic()
+        if missing := sorted(words.difference(self._doc_freq)):
+            self._doc_count, found = self.solr.term_counts(TOKENS, missing)
+            self._doc_freq.update({word: found.get(word, 0) for word in missing})
+        return Weights(self._doc_count, self._doc_freq)
+
+    def find(self, text: str, exclude: str | None = None) -> list[Match]:
+        """The matches of ``text``, most similar first
+        (ties by id); ``exclude`` is an id left out (the text's own record).
+        Costs one or two Solr requests."""
+        repaired = repair(text)
+        doc = {ID: exclude or "", TEXT: text}
+        found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.per_record)
+        if not found:
+            return []
+        tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other[TEXT])) for other in found)]
+        weights = self.weights({w for words in tokens for w in words})
+        mine, *theirs = (weights.vector(words) for words in tokens)
+        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
+        matches = []
+        for other, vector in zip(found, theirs):
+            score = check.score(mine, vector)
+            level = number_agreement(numbers(mine), numbers(vector))
+            probability = self.model.probability(score, level) if self.model is not None else None
+            if self._keeps(score, probability):
+                pair = check.pair("", text, other[ID], other[TEXT], score, None)
+                matches.append(Match(other[ID], score, pair.distance, other[TEXT], probability))
+        return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
+
+    def _keeps(self, score: float, probability: float | None) -> bool:
+        if self.threshold is not None:
+            return score >= self.threshold
+        if probability is None:
+            return score >= DEFAULT_THRESHOLD
+        return probability >= 0.5
+
+    def pairs_with(self, records: Iterable[Record], progress: Progress | None = None) -> list[Pair]:
+        """The pairs each of ``records`` (indexed already) makes with
+        anything indexed, each pair once, smaller id first, in the order
+        found. Costs one :meth:`find` per record; memory holds the pairs.
+        ``progress`` is told of the step "finding their duplicates" (one
+        unit a record)."""
+        found: dict[frozenset[str], Pair] = {}
+        tick = Tally(progress, "finding their duplicates", len(records) if isinstance(records, Sized) else None)
+        for record in records:
+            for match in self.find(record.text, exclude=record.id):
+                pair = ordered(record.id, match.id, match.distance, match.similarity, match.probability)
+                found.setdefault(pair.key, pair)
+            tick(1)
+        return list(found.values())
