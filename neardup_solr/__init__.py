@@ -1,12 +1,72 @@
 """Near-duplicate detection for records and documents, backed by Apache Solr.
 
-The pipeline, one module each::
+From Python::
 
-    records -> text -> shingles -> signatures -> bands -> solr -> candidates -> verify -> model -> pairs
+    from neardup_solr import NearDuplicates
+    nd = NearDuplicates("http://127.0.0.1:8983/solr/neardup")
+    nd.index(records)                  # (id, text) pairs or {"id", "text"} dicts
+    for pair in nd.pairs():            # a, b, distance, similarity, probability
+        ...
+    nd.query("some text")              # best matches, with their scores
+    nd.add(more); nd.pairs_of(more)    # more records, and their pairs
+    nd.delete(ids); nd.clusters()
 
-``model`` fits matches and non-matches to the candidates' similarities
-without labels: the cut, each pair's probability, the estimated precision
-and recall.
+Errors are exceptions (``NeardupError`` and its kinds, each with a hint);
+progress is an optional callable ``progress(stage, done, total)``; nothing
+is printed.
+
+The pipeline, one module each, in order::
+
+    records -> text -> repair -> shingles -> signatures -> bands -> solr
+      -> candidates -> verify -> model -> pairs -> clusters
+
+- ``sources``, ``records``: files and standard input as (id, text) records;
+- ``text``, ``repair``: the reference normalization, and the repairs of the
+  default mode;
+- ``shingles``, ``signatures`` (with ``murmur``): word 3-shingles and
+  character 3-grams, their MinHash signatures;
+- ``bands``: LSH band keys, and the banding chosen from the data;
+- ``schema``, ``documents``, ``indexer``, ``solr`` (with ``local_solr``,
+  ``cloud``): the Solr fields, one Solr document per record, written in
+  batches; the client, the local Solr, SolrCloud;
+- ``candidates``: the records sharing a mode's values with a record;
+  ``collisions``: all band-key candidates at once;
+- ``verify`` (with ``similarity``): the two checks of a candidate, and the
+  agreement of its numbers;
+- ``search``: the online search of one text; ``bulk``: the default mode
+  over the whole index (with ``parallel``); ``reference``: the reference
+  modes over the whole index;
+- ``model``: matches and non-matches fitted to the candidates'
+  similarities and number agreements without labels: the cuts, each pair's
+  probability, the estimated precision and recall;
+- ``pairs``, ``outputs``, ``files``, ``clusters``: pair files, tables,
+  atomic writes, connected components; ``html_report``, ``evaluate``, ``plots``, ``datasets``: what
+  the command line shows and measures;
+- ``api``: :class:`NearDuplicates`, the public API; ``progress``,
+  ``errors``: what its calls report; ``cli``: the ``neardup`` command.
 """
+
+from .api import NearDuplicates
+from .bulk import Verified
+from .clusters import Cluster
+from .errors import InputError, LeanIndex, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
+from .pairs import Pair
+from .records import Record
+from .search import Match
+
+__all__ = [
+    "NearDuplicates",
+    "Pair",
+    "Match",
+    "Cluster",
+    "Record",
+    "Verified",
+    "NeardupError",
+    "InputError",
+    "SolrUnavailable",
+    "SolrFailure",
+    "LeanIndex",
+    "TooFewSignatures",
+]
 
 __version__ = "0.1.0"

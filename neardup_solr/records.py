@@ -210,7 +210,7 @@ class RecordReader:
             with self._readable():
                 for entry in self._entries:
                     self.lines = entry.line
-                    reason = entry.reason or _problem(entry.id, entry.text)
+                    reason = entry.reason or record_problem(entry.id, entry.text)
                     if not reason and (first := seen.first(entry.id, entry.row or entry.line)) is not None:
                         reason = f"duplicate id {entry.id!r}, first seen on {self.unit} {first}"
                     if reason:
@@ -265,7 +265,7 @@ def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[_Entr
     return (_text_entry(number, raw, limit) for number, raw in _first_lines(stream, limit))
 
 
-def _problem(record_id: str, text: str) -> str:
+def record_problem(record_id: str, text: str) -> str:
     """The rules every format shares: the id rule, some text, some letters or digits."""
     if not _ID.fullmatch(record_id):
         return f"id {record_id[:40]!r} breaks the id rule ({ID_RULE})"
@@ -554,7 +554,7 @@ def _seek_sample(handle: BinaryIO, file_size: int, size: int, seed: int) -> Samp
             continue
         lengths.append(len(raw))
         entry = _text_entry(0, _fitting(raw.rstrip(b"\n").removesuffix(b"\r"), MAX_LINE_BYTES), MAX_LINE_BYTES)
-        if not (entry.reason or _problem(entry.id, entry.text)):
+        if not (entry.reason or record_problem(entry.id, entry.text)):
             records[entry.id] = Record(entry.id, entry.text)
     total = round(file_size / (sum(lengths) / len(lengths))) if lengths else 0
     return Sample(list(records.values()), total)

@@ -12,21 +12,19 @@ from pathlib import Path
 
 import click
 
+from ..api import NearDuplicates
 from ..bands import MAX_BANDS, SAMPLE_RECORDS
-from ..bulk import lsh_pairs
-from ..candidates import MODES, SHINGLES
+from ..candidates import SHINGLES
 from ..collisions import MAX_BUCKET
-from ..documents import LSH_SHINGLES, IndexSettings, banding_for, save_model
-from ..indexer import BATCH_SIZE, index_records
+from ..documents import LSH_SHINGLES, IndexSettings
+from ..indexer import BATCH_SIZE
 from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
 from ..outputs import atomic_output, match_table, pair_table, write_table
 from ..pairs import write_pairs
-from ..reference import reference_pairs
-from ..search import OnlineSearch
 from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
-from ..solr import Solr, term
+from ..solr import Solr
 from ..sources import RecordFile
 from .common import (EXIT_SKIPPED_LINES, bar_progress, output_options, progress, quiet_option, reading_progress, record_input, say,
                      solr_connection, solr_texts)
@@ -102,33 +100,29 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     if strict:
         for _ in RecordReader(records, strict=True):
             pass
-    if append:
-        settings = IndexSettings.load(solr)
-    else:
-        if bands is None and band_rows is None:
-            sample = sample_records(records, SAMPLE_RECORDS)
-            choice = banding_for([r.text for r in sample.records], sample.total, lsh_shingles)
-            bands, band_rows = choice.bands, choice.band_rows
-            say(f"bands: {bands} x {band_rows}, chosen from {len(sample.records)} of ~{sample.total} records: "
-                f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
-                f"{choice.catches:.2f} or more collide with probability 0.99"
-                + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
-        settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
-                                 band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
-                                 reference=not lean)
+    nd = NearDuplicates(solr)
+    if not append and bands is None and band_rows is None:
+        sample = sample_records(records, SAMPLE_RECORDS)
+        choice = nd.banding(sample.records, sample.total, lsh_shingles)
+        bands, band_rows = choice.bands, choice.band_rows
+        say(f"bands: {bands} x {band_rows}, chosen from {len(sample.records)} of ~{sample.total} records: "
+            f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
+            f"{choice.catches:.2f} or more collide with probability 0.99"
+            + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
     reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
     started = time.monotonic()
-    if not append:
-        solr.delete_all()
-        settings.save(solr)
-        save_model(solr, None)
     with reading_progress(reader, quiet) as bar:
-        count = index_records(solr, reader, settings, batch_size=batch_size, progress=bar_progress(bar))
+        if append:
+            count = nd.add(reader, batch_size=batch_size, progress=bar_progress(bar))
+        else:
+            count = nd.index(reader, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
+                             signatures=signatures, lsh_shingles=lsh_shingles, reference=not lean,
+                             batch_size=batch_size, progress=bar_progress(bar))
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
-            found = OnlineSearch(solr, threshold).pairs_with(RecordReader(records), progress=bar_progress(bar))
+            found = nd.pairs_of(RecordReader(records), threshold=threshold, progress=bar_progress(bar))
         if pairs_out is None:
             write_table(sys.stdout, pair_table(found), "tsv")
         else:
@@ -190,21 +184,23 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
     started = time.monotonic()
+    nd = NearDuplicates(solr)
     if mode == "lsh":
-        with progress(IndexSettings.load(solr).bands, "band", quiet, "colliding bands") as bar:
-            verified = lsh_pairs(solr, threshold=threshold, max_bucket=max_bucket,
-                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
-            count = write_pairs(out, verified.pairs, out_format,
-                                texts=solr_texts(lambda: solr, bar) if with_text else None)
+        with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
+            verified = nd.pairs(threshold=threshold, max_bucket=max_bucket,
+                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
+            count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None)
         with atomic_output(summary_path(out)) as handle:
             json.dump(about, handle, indent=1)
-        save_model(solr, verified.model)
         say(model_line(about))
     else:
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
-            found = reference_pairs(solr, MODES[mode], per_record=rows, max_dist=max_dist, signatures=signatures,
-                                    progress=bar_progress(bar))
+            if mode == "shingles":
+                found = nd.shingle_pairs(max_dist=max_dist, per_record=rows, progress=bar_progress(bar))
+            else:
+                found = nd.minhash_pairs(max_dist=max_dist, per_record=rows, signatures=signatures,
+                                         progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
 
@@ -271,13 +267,10 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
         raise click.UsageError("give either TEXT or --id ID")
     if as_json and out_format:
         raise click.UsageError("give either --json or --format")
+    nd = NearDuplicates(solr)
     if record_id is not None:
-        docs = solr.search(term("id", record_id), fl="content", rows=1).docs
-        if not docs:
-            raise NeardupError(f"no record with id {record_id!r} in {solr.url}")
-        text = docs[0]["content"]
-    search = OnlineSearch(solr, threshold)
-    matches = search.find(text, exclude=record_id)[:limit]
+        text = nd.text(record_id)
+    matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
     if as_json:
         click.echo(json.dumps({"query": {"id": record_id, "text": text},
                                "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}
@@ -287,8 +280,7 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
         return
     write_table(sys.stdout, match_table(matches), out_format or "tsv")
     if not matches:
-        say("no near duplicate found" + (f": no record reaches similarity {search.threshold:.2f}"
-                                          if search.threshold is not None else ""))
+        say("no near duplicate found" + (f": no record reaches similarity {threshold:.2f}" if threshold is not None else ""))
 
 
 @click.command("delete")
@@ -301,8 +293,6 @@ def delete(ids: tuple[str, ...], solr: Solr) -> None:
     Example:
       neardup delete 17 536
     """
-    present = set(solr.texts(list(ids)))
-    solr.delete_ids(list(ids))
-    solr.commit()
+    present = NearDuplicates(solr).delete(ids)
     missing = [i for i in ids if i not in present]
     say(f"deleted {len(present)} records" + (f"; not in the index: {', '.join(missing)}" if missing else ""))

@@ -1,0 +1,311 @@
+"""The public API: one object for one Solr core or collection.
+
+::
+
+    nd = NearDuplicates("http://127.0.0.1:8983/solr/neardup")
+    nd.index([("1", "Art's Deli 12224 Ventura Blvd."), ("2", "Arts Deli 12224 Ventura Boulevard")])
+    for pair in nd.pairs():
+        print(pair.a, pair.b, pair.similarity, pair.probability)
+
+Records are ``(id, text)`` tuples, ``{"id": ..., "text": ...}`` dicts or
+:class:`~neardup_solr.records.Record`. Errors are exceptions of
+``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
+callable ``progress(stage, done, total)`` (``progress.py``); nothing is
+printed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Union
+
+from .bands import SAMPLE_RECORDS, Choice
+from .bulk import Verified, lsh_pairs
+from .candidates import MINHASH, SHINGLES
+from .clusters import Cluster, cluster_pairs
+from .collisions import MAX_BUCKET
+from .documents import IndexSettings, banding_for, save_model
+from .errors import InputError, NeardupError
+from .indexer import BATCH_SIZE, index_records
+from .pairs import Pair
+from .progress import Progress
+from .records import Record, record_problem
+from .reference import reference_pairs
+from .schema import ID, TEXT
+from .search import Match, OnlineSearch
+from .solr import DEFAULT_URL, Solr, term
+
+RecordLike = Union[Record, tuple[str, str], Mapping[str, str]]
+
+
+def as_record(item: RecordLike) -> Record:
+    """``item`` as a Record: a Record as it is, anything else checked by
+    the rules a file's lines are (the id rule, some letters or digits).
+
+    Raises:
+        InputError: not an (id, text) pair, or an id or text that breaks them.
+    """
+    if isinstance(item, Record):
+        return item
+    if isinstance(item, Mapping) and "id" in item and "text" in item:
+        record = Record(str(item["id"]), item["text"])
+    elif isinstance(item, tuple) and len(item) == 2:
+        record = Record(str(item[0]), item[1])
+    else:
+        raise InputError(f"a record is an (id, text) pair or a dict with id and text, not {item!r:.60}")
+    if not isinstance(record.text, str):
+        raise InputError(f"the text of id {record.id!r} is {type(record.text).__name__}, not str")
+    if problem := record_problem(record.id, record.text):
+        raise InputError(problem)
+    return record
+
+
+def as_records(items: Iterable[RecordLike]) -> Iterator[Record]:
+    """``items`` as Records, one at a time (see :func:`as_record`)."""
+    return (as_record(item) for item in items)
+
+
+def sample_of(records: Sequence[Record], size: int = SAMPLE_RECORDS, seed: int = 0) -> list[Record]:
+    """At most ``size`` of ``records``, drawn at random (all of a short list)."""
+    if len(records) <= size:
+        return list(records)
+    return random.Random(seed).sample(list(records), size)
+
+
+class NearDuplicates:
+    """Near-duplicate detection over one Solr core or collection.
+
+    Args:
+        solr: the core's URL (``http://host:8983/solr/neardup``) or a
+            :class:`~neardup_solr.solr.Solr` client.
+        timeout: seconds to wait for one Solr answer.
+        retries: retries after connection errors and 5xx answers.
+        auth: (user, password) for basic authentication.
+        verify: TLS verification: ``True``, or the path of a CA certificate.
+
+    Creating one sends no request. Each call says what it costs in Solr
+    requests and memory.
+    """
+
+    def __init__(self, solr: str | Solr = DEFAULT_URL, *, timeout: float = 120.0, retries: int = 3,
+                 auth: tuple[str, str] | None = None, verify: bool | str = True):
+        self.solr = solr if isinstance(solr, Solr) else Solr(solr, timeout=timeout, retries=retries, auth=auth,
+                                                             verify=verify)
+        self._searches: dict[float | None, OnlineSearch] = {}
+
+    @property
+    def settings(self) -> IndexSettings:
+        """How the index was built (one request)."""
+        return IndexSettings.load(self.solr)
+
+    @staticmethod
+    def banding(sample: Sequence[RecordLike], total: int | None = None, lsh_shingles: str = "chars") -> Choice:
+        """The LSH banding for ``total`` records like ``sample``: the one that
+        catches the lowest similarity with probability 0.99 while a record
+        expects at most 50 candidates by chance.
+
+        Args:
+            sample: records drawn from the data (2000 are plenty).
+            total: how many records the data holds (default: the sample's).
+            lsh_shingles: "chars" (short records) or "words" (documents).
+
+        Returns:
+            The choice, with the similarity it catches and the expected
+            chance candidates. No request; a comparison of every pair of the
+            sample (2000 records: about a second).
+        """
+        records = [as_record(r) for r in sample]
+        return banding_for([r.text for r in records], total or len(records), lsh_shingles)
+
+    def index(self, records: Iterable[RecordLike], *, bands: int | None = None, band_rows: int | None = None,
+              signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
+              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
+        """Replace what the index holds with ``records``.
+
+        Args:
+            records: the records; an id given twice keeps its last text.
+            bands, band_rows: the LSH banding; when neither is given it is
+                chosen from a sample of ``records`` (see :meth:`banding`),
+                which are then read into a list first. Given one, the other
+                is the default (42 bands, 3 rows).
+            signatures: MinHash values of word shingles (the minhash mode).
+            lsh_shingles: "chars" (short records) or "words" (documents).
+            reference: also the reference modes' fields (``False``: faster,
+                smaller, only the default mode).
+            batch_size: records per update request.
+            progress: told of the step "indexing" (one unit a record).
+
+        Returns:
+            How many records were indexed. Costs one update request per
+            batch (four in flight), a delete, a commit and two settings
+            requests; memory holds four batches (or all records, when the
+            banding is chosen).
+
+        Raises:
+            InputError: a record breaks the id or text rules (the index may
+                hold the records before it).
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+        """
+        records = as_records(records)
+        if bands is None and band_rows is None:
+            records = list(records)
+            choice = self.banding(sample_of(records), len(records), lsh_shingles)
+            bands, band_rows = choice.bands, choice.band_rows
+        settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
+                                 band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
+                                 reference=reference)
+        self._changed()
+        self.solr.delete_all()
+        settings.save(self.solr)
+        save_model(self.solr, None)
+        return index_records(self.solr, records, settings, batch_size=batch_size, progress=progress)
+
+    def add(self, records: Iterable[RecordLike], *, batch_size: int = BATCH_SIZE,
+            progress: Progress | None = None) -> int:
+        """Add ``records`` to the index, built as it was; an id indexed
+        already is replaced. Their pairs come from :meth:`pairs_of`.
+
+        Returns:
+            How many were added. Costs one update request per batch and a
+            commit; memory holds four batches.
+
+        Raises:
+            InputError, SolrUnavailable, SolrFailure: as :meth:`index`.
+        """
+        self._changed()
+        return index_records(self.solr, as_records(records), self.settings, batch_size=batch_size,
+                             progress=progress)
+
+    def pairs_of(self, records: Iterable[RecordLike], *, threshold: float | None = None,
+                 progress: Progress | None = None) -> list[Pair]:
+        """The pairs ``records`` (indexed already, as after :meth:`add`) make
+        with anything indexed, each once, smaller id first.
+
+        Args:
+            records: the records whose near duplicates are wanted.
+            threshold: smallest similarity (default: the pairs the model the
+                last :meth:`pairs` kept calls matches, else similarity 0.7).
+            progress: told of the step "finding their duplicates".
+
+        Returns:
+            Pairs with distance, similarity and probability (``None`` before
+            any model). Costs one or two queries per record; memory holds
+            the pairs.
+        """
+        return self._search(threshold).pairs_with(as_records(records), progress=progress)
+
+    def pairs(self, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+        """Every near-duplicate pair of the index (the default mode), and the
+        match model fitted to all candidates, which is kept with the index
+        for :meth:`query` and :meth:`pairs_of`.
+
+        Args:
+            threshold: a fixed smallest similarity instead of the model's cut.
+            max_bucket: skip band keys held by more records than this.
+            progress: told of "colliding bands", then "verifying candidates".
+            warn: told, in a sentence, of band keys skipped.
+
+        Returns:
+            A :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
+            (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
+            smaller id first; ``model`` and ``cut`` say how they were kept.
+            Costs one terms request per band, about one request per 5,000
+            candidates' records, and one to keep the model; memory holds
+            every candidate pair (16 bytes) and the candidates' texts.
+
+        Raises:
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+        """
+        verified = lsh_pairs(self.solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn)
+        save_model(self.solr, verified.model)
+        self._changed()
+        return verified
+
+    def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
+                      progress: Progress | None = None) -> Iterator[Pair]:
+        """The reference workflow's pairs: for each record, the
+        ``per_record`` records sharing most word 3-shingles and its first
+        word, kept within ``max_dist`` words of edit distance.
+
+        Returns:
+            A generator of pairs (``similarity`` None), smaller id first.
+            Costs one query per record (four in flight); memory holds a
+            page of 1000 records.
+
+        Raises:
+            LeanIndex: the index was built with ``reference=False``.
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+        """
+        return reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist, progress=progress)
+
+    def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
+                      signatures: int = IndexSettings.signatures, progress: Progress | None = None) -> Iterator[Pair]:
+        """As :meth:`shingle_pairs`, with candidates sharing the first
+        ``signatures`` MinHash values instead of shingles.
+
+        Raises:
+            TooFewSignatures: the index holds fewer values per record.
+            LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
+        """
+        return reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist, signatures=signatures,
+                               progress=progress)
+
+    def query(self, text: str, *, exclude: str | None = None, threshold: float | None = None,
+              limit: int | None = 10) -> list[Match]:
+        """The indexed records most like ``text``, best first.
+
+        Args:
+            text: any text, indexed or not.
+            exclude: an id left out (the text's own record).
+            threshold: smallest similarity (default: the matches of the
+                model the last :meth:`pairs` kept, by similarity and number
+                agreement; else similarity 0.7).
+            limit: most matches returned (``None``: all found).
+
+        Returns:
+            Matches (``id``, ``similarity``, ``distance``, ``text``,
+            ``probability``). Costs one query, and one for the document
+            frequencies of words not seen in the last minute; the first
+            query of a threshold two more (settings and model).
+        """
+        return self._search(threshold).find(text, exclude=exclude)[:limit]
+
+    def text(self, record_id: str) -> str:
+        """The indexed text of ``record_id`` (one request).
+
+        Raises:
+            NeardupError: no record has that id.
+        """
+        docs = self.solr.search(term(ID, record_id), fl=TEXT, rows=1).docs
+        if not docs:
+            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}")
+        return docs[0][TEXT]
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete the records ``ids`` and commit.
+
+        Returns:
+            Those of ``ids`` that were indexed. Costs a lookup per 1000 ids,
+            a delete and a commit.
+        """
+        present = set(self.solr.texts(list(ids)))
+        self.solr.delete_ids(list(ids))
+        self.solr.commit()
+        self._changed()
+        return [i for i in ids if i in present]
+
+    def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
+        """Connected components of ``pairs`` (default: :meth:`pairs`),
+        largest first; no request beyond those of :meth:`pairs`."""
+        return cluster_pairs(self.pairs() if pairs is None else pairs)
+
+    def _search(self, threshold: float | None) -> OnlineSearch:
+        if threshold not in self._searches:
+            self._searches[threshold] = OnlineSearch(self.solr, threshold)
+        return self._searches[threshold]
+
+    def _changed(self) -> None:
+        """Forget the searches: their settings, model or frequencies may be stale."""
+        self._searches.clear()

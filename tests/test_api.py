@@ -1,0 +1,114 @@
+"""The public Python API: the README's example as written, errors as
+exceptions, progress as a callable, nothing printed."""
+
+from __future__ import annotations
+
+import pydoc
+import re
+
+import pytest
+
+import neardup_solr
+from conftest import ROOT
+from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
+
+README_URL = "http://127.0.0.1:8983/solr/neardup"
+
+RECORDS = [
+    ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),
+    ("2", "Arts Deli, 12224 Ventura Boulevard, Studio City"),
+    ("3", "Hotel Bel-Air 701 Stone Canyon Rd. Bel Air"),
+    ("4", "Bel-Air Hotel 701 Stone Canyon Road Bel Air"),
+    ("5", "Philippe the Original 1001 N. Alameda St. Los Angeles"),
+]
+
+
+def readme_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## From Python"):]
+    return re.search(r"```python\n(.*?)```", section, re.S)[1]
+
+
+def test_the_readme_example_runs_as_written(core, capsys):
+    code = readme_example()
+    assert README_URL in code
+    exec(compile(code.replace(README_URL, core.url), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    # The pairs, the query's matches, the new record's pair, the clusters.
+    assert [line.split()[:2] for line in lines[:2]] == [["1", "2"], ["3", "4"]]
+    assert [line.split()[0] for line in lines[2:4]] == ["1", "2"]
+    assert lines[4].startswith("[Pair(a='5', b='6', distance=0")
+    assert lines[5].count("Cluster(") == 3
+    # The example ends by deleting the record it added.
+    assert sorted(core.texts(["5", "6"])) == ["5"]
+
+
+def test_help_shows_the_public_names():
+    shown = pydoc.render_doc(neardup_solr, renderer=pydoc.plaintext)
+    assert "NearDuplicates" in shown and "index(" in shown and "pairs_of(" in shown
+    for name in neardup_solr.__all__:
+        assert getattr(neardup_solr, name) is not None
+
+
+def test_calls_report_progress_to_a_callable_and_print_nothing(core, capsys):
+    nd = NearDuplicates(core)
+    told = []
+    records = RECORDS + [("6", "Philippe the Original 1001 N. Alameda St. Los Angeles CA")]
+    assert nd.index(records, progress=lambda *step: told.append(step)) == 6
+    assert told and told[-1] == ("indexing", 6, 6)
+    told.clear()
+    verified = nd.pairs(progress=lambda *step: told.append(step))
+    assert [(p.a, p.b) for p in verified] == [("1", "2"), ("3", "4"), ("5", "6")]
+    stages = [stage for stage, _, _ in told]
+    assert stages[0] == "colliding bands" and stages[-1] == "verifying candidates"
+    assert told[-1][1] == told[-1][2] >= 2  # every candidate verified, counted once
+    told.clear()
+    assert [p.key for p in nd.shingle_pairs(progress=lambda *step: told.append(step))] == [frozenset("56")]
+    assert told[-1] == ("searching", 6, 6)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_records_as_tuples_dicts_or_records_are_the_same(core, new_core):
+    as_tuples = NearDuplicates(core)
+    as_tuples.index(RECORDS, bands=20, band_rows=3)
+    as_dicts = NearDuplicates(new_core())
+    as_dicts.index(({"id": i, "text": t} for i, t in RECORDS), bands=20, band_rows=3)
+    assert as_tuples.pairs().pairs == as_dicts.pairs().pairs
+    assert as_tuples.settings == as_dicts.settings
+
+
+def test_a_record_that_breaks_the_rules_is_an_input_error(core):
+    nd = NearDuplicates(core)
+    for bad in (("has space", "text"), ("1", "!!!"), ("1",), {"id": "1"}, ("1", 7)):
+        with pytest.raises(InputError):
+            nd.index([bad], bands=4, band_rows=2)
+
+
+def test_typed_errors_name_no_command_line_option(core):
+    nd = NearDuplicates(core)
+    nd.index(RECORDS, signatures=8, reference=True, bands=20, band_rows=3)
+    with pytest.raises(TooFewSignatures) as few:
+        list(nd.minhash_pairs(signatures=20))
+    assert (few.value.found, few.value.asked) == (8, 20)
+    nd.index(RECORDS, reference=False, bands=20, band_rows=3)
+    with pytest.raises(LeanIndex) as lean:
+        list(nd.shingle_pairs())
+    assert lean.value.mode == "shingles"
+    for error in (few.value, lean.value):
+        assert "--" not in str(error) and error.hint and error.exit_code == 1
+    with pytest.raises(NeardupError, match="no record with id 'nine'"):
+        nd.text("nine")
+
+
+def test_add_query_delete_and_the_new_records_pairs(core):
+    nd = NearDuplicates(core)
+    nd.index(RECORDS[:4], bands=20, band_rows=3)
+    more = [("6", "Philippe's The Original 1001 North Alameda Street Los Angeles"), RECORDS[4]]
+    assert nd.add(more) == 2
+    assert nd.pairs_of(more) == [Pair("5", "6", 0, pytest.approx(1.0), None)]
+    matches = nd.query(RECORDS[0][1], exclude="1")
+    assert [m.id for m in matches] == ["2"]
+    assert [m.id for m in nd.query(RECORDS[0][1], limit=None)] == ["1", "2"]
+    assert nd.delete(["6", "absent"]) == ["6"]
+    assert nd.pairs_of([RECORDS[4]]) == []
+    assert [c.members for c in nd.clusters()] == [("1", "2"), ("3", "4")]
