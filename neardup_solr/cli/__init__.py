@@ -18,6 +18,7 @@ from .quality import evaluate, tune
 from .results import clusters, html
 from .local_solr import solr
 from .search import delete, index, query, report
+from .serve import serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -37,7 +38,7 @@ def cli() -> None:
     """
 
 
-for command in (solr, datasets, prepare_restaurants, index, report, query, delete, evaluate, tune, clusters, html, demo):
+for command in (solr, datasets, prepare_restaurants, index, report, query, delete, evaluate, tune, clusters, html, serve, demo):
     cli.add_command(command)
 cli.add_command(index, "index-restaurants")
 cli.add_command(report, "report-near-dups")
