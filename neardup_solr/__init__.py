@@ -43,7 +43,8 @@ The pipeline, one module each, in order::
   atomic writes, connected components; ``html_report``, ``evaluate``, ``plots``, ``datasets``: what
   the command line shows and measures;
 - ``api``: :class:`NearDuplicates`, the public API; ``progress``,
-  ``errors``: what its calls report; ``cli``: the ``neardup`` command.
+  ``errors``: what its calls report; on top of it ``service``: the API
+  over HTTP (``neardup serve``), and ``cli``: the ``neardup`` command.
 """
 
 from .api import NearDuplicates
