@@ -9,6 +9,7 @@ over HTTP, as a FastAPI app served by uvicorn.
     DELETE /records/{id}             delete a record
     GET    /health                   Solr reachable, record count, index settings
     GET    /docs, /openapi.json      the API described
+    GET    /?text=...                the review page: a search box and a text's near duplicates
 
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
 traceback: 400 bad JSON or a bad record (the reason the command line
@@ -33,7 +34,7 @@ from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
@@ -41,6 +42,7 @@ from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
 from .records import Record
+from .review import CSP, render_review
 from .search import Match
 from .text import is_blank
 
@@ -236,9 +238,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
 
     @app.exception_handler(NeardupError)
     def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
-        status = 503 if isinstance(err, SolrUnavailable) else 502 if isinstance(err, SolrFailure) else \
-            400 if isinstance(err, InputError) else 500
-        return _failure(status, err.message, err.hint)
+        return _failure(_status(err), err.message, err.hint)
 
     @app.exception_handler(RequestValidationError)
     def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
@@ -311,6 +311,23 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
             raise ServiceError(404, f"no record with id {record_id!r} in {nd.solr.url}")
         return {"deleted": present}
 
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def review(text: str = "", limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
+        """The review page; with ``text``, its near duplicates."""
+        status, shown = 200, {}
+        try:
+            with lock:
+                shown["records"] = nd.solr.count()
+                if text.strip():
+                    if is_blank(text):
+                        raise InputError("the text has no letters or digits", hint="give some text to look up")
+                    shown["matches"] = nd.query(text, limit=limit)
+        except NeardupError as err:
+            status = _status(err)
+            shown.update(error=err.message, hint=err.hint)
+        return HTMLResponse(render_review(text, **shown), status_code=status,
+                            headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+
     @app.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
     def health():
         """Whether Solr answers, how many records the index holds and how it was built."""
@@ -323,6 +340,15 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
                 "settings": None if settings is None else asdict(settings), "version": __version__}
 
     return app
+
+
+def _status(err: NeardupError) -> int:
+    """The HTTP status of a typed error."""
+    if isinstance(err, SolrUnavailable):
+        return 503
+    if isinstance(err, SolrFailure):
+        return 502
+    return 400 if isinstance(err, InputError) else 500
 
 
 def _text(nd: NearDuplicates, record_id: str) -> str:

@@ -286,3 +286,53 @@ def test_a_taken_port_is_one_line(built, serve):
     done = run_cli("serve", "--port", str(service.port), "--solr-url", built.url)
     assert done.returncode == 1
     assert "could not serve on 127.0.0.1" in done.stderr and "Traceback" not in done.stderr
+
+
+# --- the review page, in a real browser --------------------------------------
+
+HOSTILE = '<script>alert(1)</script> Cafe "Le Chat" & Co 12 Rue Ete <img src=x onerror=alert(2)>'
+
+
+def test_the_review_page_finds_a_texts_near_duplicates_in_a_real_browser(built, serve, browser):
+    NearDuplicates(built).add([("h1", HOSTILE)])
+    service = serve("--solr-url", built.url)
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    problems: list[str] = []
+    asked: list[str] = []
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(service.url + "/", wait_until="load")
+    assert page.locator("#records").inner_text() == f"{len(RECORDS) + 1} records indexed."
+    assert page.locator("#matches").count() == 0
+
+    page.fill("input[name=text]", NEAR_COPY)
+    page.press("input[name=text]", "Enter")
+    page.wait_for_selector("#matches")
+    assert page.locator("#matches td.id").all_inner_texts() == ["1"]
+    assert page.locator("#matches td.text").inner_text() == RECORDS[0][1]
+    assert page.locator("#matches td.text mark").count() > 0  # the words that differ are marked
+    assert page.input_value("input[name=text]") == NEAR_COPY
+
+    page.fill("input[name=text]", HOSTILE.replace("Ete", "Été"))
+    page.click("button[type=submit]")
+    page.wait_for_selector("#matches")
+    assert page.locator("#matches td.id").all_inner_texts() == ["h1"]
+    assert page.locator("#matches td.text").inner_text() == HOSTILE  # shown as written, not run
+    assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+
+    page.fill("input[name=text]", "nothing like any record at all")
+    page.press("input[name=text]", "Enter")
+    page.wait_for_selector("#none")
+    assert not problems, problems
+    assert all(url.startswith(service.url) for url in asked), asked
+    context.close()
+
+
+def test_the_review_page_says_when_solr_is_down(serve):
+    service = serve("--solr-url", f"http://127.0.0.1:{free_port()}/solr/neardup", "--retries", "0")
+    answer = service.get("/", params={"text": NEAR_COPY})
+    assert answer.status_code == 503
+    assert "Solr is not reachable" in answer.text and "neardup solr start" in answer.text
+    assert "Traceback" not in answer.text

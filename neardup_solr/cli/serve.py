@@ -36,6 +36,8 @@ def serve(host: str, port: int, token_file: Path | None, log_level: str, solr: S
     DELETE /records/ID               delete a record
     GET    /health                   Solr reachable, record count, index settings
     GET    /docs                     the API, described (OpenAPI at /openapi.json)
+    GET    /                         a review page: a search box showing a text's near
+                                     duplicates
 
     The index must have been built (`neardup index`) before records are
     posted. Errors are JSON {"error", "hint"}: 400 bad JSON or a bad
