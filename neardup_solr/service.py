@@ -37,6 +37,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from . import __version__
 from .api import NearDuplicates, as_record
@@ -271,7 +272,8 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
         if len(body) > MAX_BODY:
             raise ServiceError(413, f"the body is over {MAX_BODY // 2**20} MiB", hint="send the records in parts")
         records = _records_of(body)
-        return await _in_thread(add_and_find, records, limit)
+        # The body is read here, asynchronously; Solr's calls block, so they run in a worker thread.
+        return await run_in_threadpool(add_and_find, records, limit)
 
     def add_and_find(records: list[Record], limit: int) -> dict[str, Any]:
         ensure_built()
@@ -359,12 +361,6 @@ def _text(nd: NearDuplicates, record_id: str) -> str:
         raise
     except NeardupError as err:
         raise ServiceError(404, err.message, hint="index it first (POST /records)") from None
-
-
-async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)
 
 
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
