@@ -159,7 +159,8 @@ def _check_ports_free(port: int, nodes: int) -> None:
     for taken in (port + ZK_OFFSET, *range(port, port + nodes)):
         if local_solr.port_in_use(taken):
             raise NeardupError(f"port {taken} on 127.0.0.1 is already in use",
-                               hint=f"choose another base port with --port (ZooKeeper takes port + {ZK_OFFSET})")
+                               hint=f"choose another base port (ZooKeeper takes port + {ZK_OFFSET})", remedy="base_port",
+                               zk_offset=ZK_OFFSET)
 
 
 class _Starting:
@@ -287,7 +288,7 @@ def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TI
     except KazooTimeoutError:
         zk.close()
         raise SolrUnavailable(f"ZooKeeper is not reachable at {zk_host}",
-                              hint="check --zk-host / ZK_HOST (host:port[/chroot])") from None
+                              hint="check the ZooKeeper address (host:port[/chroot])", remedy="zk_host") from None
     try:
         live = sorted(zk.get_children("/live_nodes")) if zk.exists("/live_nodes") else []
         props = zk.get("/clusterprops.json")[0] if zk.exists("/clusterprops.json") else b""
@@ -297,7 +298,8 @@ def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TI
         zk.close()
     if not live:
         raise SolrUnavailable(f"no live Solr node is registered in ZooKeeper at {zk_host}",
-                              hint="start the cluster's nodes, or check the chroot in --zk-host")
+                              hint="start the cluster's nodes, or check the ZooKeeper address's chroot",
+                              remedy="zk_chroot")
     if state is None:
         raise SolrFailure(f"ZooKeeper at {zk_host} knows no collection {collection!r}",
                           hint="create it with `neardup solr create-collection`")

@@ -7,15 +7,21 @@ class NeardupError(Exception):
     """A failure the user can act on.
 
     ``exit_code`` is the process exit status the command line uses for it;
-    the codes are listed in the README ("When things go wrong").
+    the codes are listed in the README ("When things go wrong"). The hint
+    is in the library's words; when the remedy is a setting a caller chooses
+    (a port, the strict check, the ZooKeeper address), ``remedy`` names it
+    and ``context`` holds the values a caller's own wording may need, so a
+    command line can say which of its options to change.
     """
 
     exit_code = 1
 
-    def __init__(self, message: str, hint: str | None = None):
+    def __init__(self, message: str, hint: str | None = None, *, remedy: str | None = None, **context: object):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.remedy = remedy
+        self.context = context
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message} (hint: {self.hint})"

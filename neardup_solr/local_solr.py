@@ -249,7 +249,7 @@ def start(
         if answers(local_url(port, scheme=scheme)):
             echo(f"a neardup Solr already answers at {local_url(port, scheme=scheme)}")
             return Node(pid=0, port=port, scheme=scheme)
-        raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another with --port")
+        raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another port", remedy="port")
     home = prepare_home(data_dir)
     args = ["--home", str(home), "--port", str(port)]
     if keystore is not None:

@@ -226,7 +226,8 @@ class RecordReader:
 
     def _report(self, bad: BadLine) -> None:
         if self.strict:
-            raise InputError(str(bad), hint=f"fix the {self.unit}, or drop --strict to skip bad {self.unit}s")
+            raise InputError(str(bad), hint=f"fix the {self.unit}, or read without the strict check to skip bad "
+                             f"{self.unit}s", remedy="strict", unit=self.unit)
         self.bad.append(bad)
         if self.on_bad is not None:
             self.on_bad(bad)

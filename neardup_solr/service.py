@@ -148,8 +148,8 @@ def check_bind(host: str, token: str | None) -> None:
     """
     if not is_local(host) and not token:
         raise NeardupError(f"refusing to serve on {host} without a token: anyone who reaches it could change the index",
-                           hint="give --token-file FILE (clients send `Authorization: Bearer <token>`), "
-                           f"or bind {DEFAULT_HOST}")
+                           hint="give a token (clients send `Authorization: Bearer <token>`), "
+                           f"or bind {DEFAULT_HOST}", remedy="token", local=DEFAULT_HOST)
 
 
 def read_token(text: str, source: str) -> str:
@@ -230,7 +230,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
             return
         if BUILT_PROPERTY not in call(nd.solr.user_properties):
             raise ServiceError(409, f"the index at {nd.solr.url} has never been built",
-                               hint=f"build it first: `neardup index FILE --solr-url {nd.solr.url}`")
+                               hint="build it first: `neardup index FILE` on this Solr URL")
         built.set()
 
     @app.exception_handler(ServiceError)
@@ -379,7 +379,8 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     with _port_errors(host, port):
         server.run()
     if not server.started:
-        raise NeardupError(f"could not serve on {host}:{port}", hint="is the port taken? give another with --port")
+        raise NeardupError(f"could not serve on {host}:{port}", hint="is the port taken? choose another",
+                           remedy="serve_port")
 
 
 @contextmanager
@@ -388,8 +389,8 @@ def _port_errors(host: str, port: int) -> Iterator[None]:
         yield
     except OSError as err:
         raise NeardupError(f"could not serve on {host}:{port}: {err.strerror or err}",
-                           hint="is the port taken? give another with --port") from None
+                           hint="is the port taken? choose another", remedy="serve_port") from None
     except SystemExit:
         # uvicorn exits when it cannot bind, after logging why.
         raise NeardupError(f"could not serve on {host}:{port}",
-                           hint="is the port taken? give another with --port") from None
+                           hint="is the port taken? choose another", remedy="serve_port") from None

@@ -176,19 +176,19 @@ class Solr:
         if isinstance(cause, requests.exceptions.SSLError):
             return SolrUnavailable(
                 f"the TLS certificate of {self.url} could not be verified",
-                hint="give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
+                hint="give its CA certificate", remedy="ca_cert",
             )
         if _timed_out(cause):
             return SolrUnavailable(
                 f"Solr at {self.url} did not answer within {self.timeout:g} s",
-                hint="raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
+                hint="allow a longer timeout if Solr is busy", remedy="timeout",
             )
         if isinstance(cause, (requests.ConnectionError, requests.Timeout)):
-            return SolrUnavailable(f"Solr is not reachable at {self.url}", hint=_start_hint(self.url))
+            return _unreachable(self.url)
         if "(HTTP 401)" in message or "(HTTP 403)" in message:
             return SolrFailure(
                 f"Solr refused the credentials at {self.url}: {message}",
-                hint="check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
+                hint="check the user and the password", remedy="credentials",
             )
         if "servers hosting shard" in message or "SolrServerException" in message:
             # What a node answers when another node, holding a shard, is gone.
@@ -343,9 +343,10 @@ def _first_line(text: str) -> str:
     return " ".join(text.split())[:MESSAGE_CHARS]
 
 
-def _start_hint(url: str) -> str:
+def _unreachable(url: str) -> SolrUnavailable:
+    message = f"Solr is not reachable at {url}"
     host = urlsplit(url).hostname or ""
     if host in ("127.0.0.1", "localhost", "::1"):
         port = urlsplit(url).port or 8983  # Solr's own default port
-        return f"start the local Solr with `neardup solr start --port {port}`"
-    return "check --solr-url / SOLR_URL and that the server is up"
+        return SolrUnavailable(message, hint=f"start a local Solr on port {port}", remedy="start_local", port=port)
+    return SolrUnavailable(message, hint="check the Solr URL and that the server is up", remedy="solr_url")

@@ -196,8 +196,11 @@ def test_strict_stops_at_the_first_bad_row(tmp_path):
     path.write_text("id,name\n1,Spago\n2\n3,Spiago\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
         read(path, strict=True)
+    # The library's hint names no command-line option; the command line
+    # words the same remedy as its --strict (test_own_data checks that).
     assert str(caught.value) == (f"{path}:row 3: 1 fields where the header has 2 "
-                                 "(hint: fix the row, or drop --strict to skip bad rows)")
+                                 "(hint: fix the row, or read without the strict check to skip bad rows)")
+    assert caught.value.remedy == "strict" and caught.value.context == {"unit": "row"}
 
 
 @pytest.mark.parametrize("name", ["r.csv.gz", "r.csv"])

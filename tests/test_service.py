@@ -334,5 +334,5 @@ def test_the_review_page_says_when_solr_is_down(serve):
     service = serve("--solr-url", f"http://127.0.0.1:{free_port()}/solr/neardup", "--retries", "0")
     answer = service.get("/", params={"text": NEAR_COPY})
     assert answer.status_code == 503
-    assert "Solr is not reachable" in answer.text and "neardup solr start" in answer.text
+    assert "Solr is not reachable" in answer.text and "start a local Solr on port" in answer.text
     assert "Traceback" not in answer.text

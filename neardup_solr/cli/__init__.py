@@ -44,11 +44,30 @@ cli.add_command(index, "index-restaurants")
 cli.add_command(report, "report-near-dups")
 
 
+# The library's remedies (``NeardupError.remedy``) in this command line's options.
+OPTION_HINTS = {
+    "port": "choose another with --port",
+    "base_port": "choose another base port with --port (ZooKeeper takes port + {zk_offset})",
+    "strict": "fix the {unit}, or drop --strict to skip bad {unit}s",
+    "zk_host": "check --zk-host / ZK_HOST (host:port[/chroot])",
+    "zk_chroot": "start the cluster's nodes, or check the chroot in --zk-host",
+    "token": "give --token-file FILE (clients send `Authorization: Bearer <token>`), or bind {local}",
+    "serve_port": "is the port taken? give another with --port",
+    "ca_cert": "give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
+    "timeout": "raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
+    "credentials": "check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
+    "start_local": "start the local Solr with `neardup solr start --port {port}`",
+    "solr_url": "check --solr-url / SOLR_URL and that the server is up",
+}
+
+
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
     try:
         command.main(prog_name=prog, standalone_mode=False)
     except NeardupError as err:
+        if err.remedy in OPTION_HINTS:
+            err.hint = OPTION_HINTS[err.remedy].format(**err.context)
         click.echo(f"{prog}: error: {err}", err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Exit as done:
