@@ -1,11 +1,13 @@
 """The peer: datasketch's MinHash and in-memory MinHashLSH on the same records.
 
-``python -m bench.peer RECORDS PAIRS_OUT --bands B --band-rows R`` does what a
-datasketch user would: the same shingles (character 3-grams of the repaired
-text), MinHash of ``B*R`` permutations with its fastest bulk API and hash
-function, an LSH index with exactly B bands of R rows, every record inserted,
-then every record queried; the candidates it returns are its pairs. It
-prints one JSON line of timings and its peak memory.
+``python -m bench.peer RECORDS PAIRS_OUT --bands B --band-rows R [--shingles words]``
+does what a datasketch user would: the same shingles as ``neardup index``
+builds its LSH signatures from (character 3-grams of the repaired text, or
+with ``--shingles words`` its word 3-shingles, as ``--lsh-shingles words``),
+MinHash of ``B*R`` permutations with its fastest bulk API and hash function,
+an LSH index with exactly B bands of R rows, every record inserted, then
+every record queried; the candidates it returns are its pairs. It prints
+one JSON line of timings and its peak memory.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from datasketch import MinHash, MinHashLSH
 
 from neardup_solr.records import RecordReader, id_key
 from neardup_solr.repair import repair
-from neardup_solr.shingles import char_shingles
+from neardup_solr.shingles import char_shingles, word_shingles
+from neardup_solr.solr import index_term
 
 BATCH = 10_000
 
@@ -31,11 +34,19 @@ def murmur(data: bytes) -> int:
     return mmh3.hash(data, 42, signed=False)
 
 
-def shingle_bytes(text: str) -> list[bytes]:
-    return [s.encode("utf-8") for s in char_shingles(repair(text))]
+def lsh_shingles(text: str, kind: str = "chars") -> list[str]:
+    """The shingles ``neardup index`` signs for LSH (``DocumentBuilder.lsh_signatures``)."""
+    repaired = repair(text)
+    if kind == "chars":
+        return char_shingles(repaired)
+    return [index_term(s) for s in word_shingles(repaired.split())]
 
 
-def run(records_path: str, pairs_path: str, bands: int, band_rows: int) -> dict[str, float]:
+def shingle_bytes(text: str, kind: str = "chars") -> list[bytes]:
+    return [s.encode("utf-8") for s in lsh_shingles(text, kind)]
+
+
+def run(records_path: str, pairs_path: str, bands: int, band_rows: int, kind: str = "chars") -> dict[str, float]:
     started = time.perf_counter()
     lsh = MinHashLSH(num_perm=bands * band_rows, params=(bands, band_rows))
     keys, signatures = [], []
@@ -52,7 +63,7 @@ def run(records_path: str, pairs_path: str, bands: int, band_rows: int) -> dict[
 
     for record in RecordReader(records_path):
         batch_ids.append(record.id)
-        batch_shingles.append(shingle_bytes(record.text))
+        batch_shingles.append(shingle_bytes(record.text, kind))
         if len(batch_ids) >= BATCH:
             flush()
     flush()
@@ -79,8 +90,10 @@ def main() -> None:
     parser.add_argument("pairs_out")
     parser.add_argument("--bands", type=int, required=True)
     parser.add_argument("--band-rows", type=int, required=True)
+    parser.add_argument("--shingles", choices=("chars", "words"), default="chars",
+                        help="character 3-grams (short records) or word 3-shingles (documents)")
     args = parser.parse_args()
-    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.band_rows)), file=sys.stdout)
+    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.band_rows, args.shingles)), file=sys.stdout)
 
 
 if __name__ == "__main__":
