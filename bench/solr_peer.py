@@ -1,0 +1,190 @@
+"""The second peer: Solr's own MinHash, as a Solr user would try it without neardup-solr.
+
+A core from ``bench/solr_minhash/conf`` (not the product's configset): Lucene's
+MinHashFilter hashes each record's shingles into ``bands * band_rows``
+buckets at index time, and the ``{!min_hash}`` query parser ORs bands of
+AND-ed bucket values at query time. The client only sends text: the
+repaired text, so Solr shingles what ``neardup index`` signs (character
+3-grams, or word 3-shingles for documents), and one ``{!min_hash}`` query per
+record finds all pairs. The parser picks its rows per band from two local
+parameters, ``sim`` and ``tp`` (the smallest number of bands whose S-curve
+passes ``tp`` at ``sim``); :func:`query_parameters` picks the ones that give
+the banding ``neardup index`` chose, so both use the same bands.
+
+Its candidates are unverified, as datasketch's are; :func:`verify` applies
+our verification to them afterwards (the similarity from our index's
+document frequencies, and the cut of the model our report fitted) to measure
+the precision they would reach with it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import numpy as np
+import requests
+
+from neardup_solr.candidates import SimilarityCheck, text_vector
+from neardup_solr.documents import load_model
+from neardup_solr.parallel import cores, forked_map
+from neardup_solr.records import id_key
+from neardup_solr.schema import TOKENS
+from neardup_solr.similarity import DEFAULT_THRESHOLD, CloseWords, Weights, number_agreement, numbers
+from neardup_solr.solr import Solr
+
+CONF = Path(__file__).resolve().parent / "solr_minhash" / "conf"
+FIELDS = {"chars": "minhash_chars", "words": "minhash_words"}
+BATCH = 2000  # documents in one update request
+IN_FLIGHT = 2  # update requests at once: Solr analyses (shingles and hashes) on both cores
+QUERY_THREADS = 4  # queries in flight: Solr does the work, the client mostly waits
+ROWS = 100  # candidates read per query, best first by bands shared: what our online query reads
+
+
+def band_size(hashes: int, sim: float, tp: float) -> int:
+    """The rows per band ``{!min_hash}`` uses for ``hashes`` values: for the
+    fewest bands (rows = hashes // bands) whose chance to catch a pair of
+    similarity ``sim``, 1 - (1 - sim^rows)^bands, exceeds ``tp``; 1 when
+    ``tp`` is 1 (then every value is its own band). As the reference guide
+    describes the parser; the bands then cover all values, the last one
+    wrapping round to the first values."""
+    if tp >= 1:
+        return 1
+    for bands in range(1, hashes + 1):
+        rows = hashes // bands
+        if 1 - (1 - sim**rows) ** bands > tp:
+            return rows
+    return 1
+
+
+def query_parameters(bands: int, band_rows: int) -> tuple[float, float]:
+    """``sim`` and ``tp`` for which the parser bands ``bands * band_rows``
+    values in rows of ``band_rows``: sim is the similarity that banding
+    catches with probability 0.99, tp the highest of 0.99, 0.98, ... that
+    gives those rows."""
+    hashes = bands * band_rows
+    sim = (1 - 0.01 ** (1 / bands)) ** (1 / band_rows)
+    for tp in np.arange(0.99, 0.0, -0.01):
+        if band_size(hashes, sim, float(tp)) == band_rows:
+            return round(sim, 4), round(float(tp), 2)
+    raise ValueError(f"no sim and tp make {{!min_hash}} band {hashes} values in rows of {band_rows}")
+
+
+class Cores:
+    """Peer cores on one local Solr node, from the peer configset copied into its Solr home."""
+
+    def __init__(self, base_url: str, home: Path):
+        self.base_url, self.home = base_url.rstrip("/"), home
+
+    def create(self, name: str, buckets: int) -> str:
+        conf = self.home / "configsets" / name / "conf"
+        shutil.rmtree(conf.parent, ignore_errors=True)
+        shutil.copytree(CONF, conf)
+        self._admin(action="CREATE", name=name, configSet=name, **{"property.minhash.buckets": str(buckets)})
+        return f"{self.base_url}/{name}"
+
+    def remove(self, name: str) -> None:
+        self._admin(action="UNLOAD", core=name, deleteInstanceDir="true")
+        shutil.rmtree(self.home / "configsets" / name, ignore_errors=True)
+
+    def _admin(self, **params: str) -> None:
+        answer = requests.get(f"{self.base_url}/admin/cores", params={**params, "wt": "json"}, timeout=600)
+        if answer.status_code != 200:
+            raise SystemExit(f"Solr refused to {params['action'].lower()} the MinHash peer's core: {answer.text[:300]}")
+
+
+class Client:
+    """One keep-alive HTTP connection per thread to a core: the peer's
+    client costs little next to Solr's work."""
+
+    def __init__(self, core_url: str):
+        parts = urlsplit(core_url)
+        self.host, self.port, self.path = parts.hostname, parts.port, parts.path.rstrip("/")
+        self._local = threading.local()
+
+    def post(self, handler: str, body: bytes, content_type: str) -> dict:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
+        connection.request("POST", f"{self.path}/{handler}", body=body, headers={"Content-Type": content_type})
+        answer = connection.getresponse()
+        data = answer.read()
+        if answer.status != 200:
+            raise SystemExit(f"the MinHash peer's Solr answered {answer.status}: {data[:300]!r}")
+        return json.loads(data)
+
+    def form(self, handler: str, params: dict[str, str]) -> dict:
+        return self.post(handler, urlencode(params).encode(), "application/x-www-form-urlencoded")
+
+
+def index(client: Client, records: list[tuple[str, str]], field: str) -> None:
+    """Every record's repaired text into the peer's core, then one commit."""
+    def send(first: int) -> None:
+        docs = [{"id": rid, field: text} for rid, text in records[first : first + BATCH]]
+        client.post("update?wt=json", json.dumps(docs).encode(), "application/json")
+
+    with ThreadPoolExecutor(IN_FLIGHT) as pool:
+        list(pool.map(send, range(0, len(records), BATCH)))
+    client.form("update", {"commit": "true", "wt": "json"})
+
+
+def query(client: Client, field: str, sim: float, tp: float, text: str, rows: int = ROWS) -> list[str]:
+    """The ids ``{!min_hash}`` returns for a text, best first."""
+    answer = client.form("select", {"q": f"{{!min_hash field={field} sim={sim} tp={tp} v=$text}}", "text": text,
+                                    "fl": "id", "rows": str(rows), "wt": "json", "omitHeader": "true"})
+    return [doc["id"] for doc in answer["response"]["docs"]]
+
+
+def all_pairs(client: Client, records: list[tuple[str, str]], field: str, sim: float, tp: float) -> set[tuple[str, str]]:
+    """One query per record; each pair once, smaller id first."""
+    def pairs_of(record: tuple[str, str]) -> list[tuple[str, str]]:
+        rid, text = record
+        return [(rid, other) if id_key(rid) < id_key(other) else (other, rid)
+                for other in query(client, field, sim, tp, text) if other != rid]
+
+    found: set[tuple[str, str]] = set()
+    with ThreadPoolExecutor(QUERY_THREADS) as pool:
+        for pairs in pool.map(pairs_of, records, chunksize=256):
+            found.update(pairs)
+    return found
+
+
+def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
+           threshold: float | None) -> list[tuple[str, str]]:
+    """The pairs our verification keeps: each pair's similarity from our
+    index's document frequencies and its numbers' agreement, kept by the
+    model our report fitted and kept with the index (or ``threshold``)."""
+    pairs = list(pairs)
+    if not pairs:
+        return []
+    weights = Weights(*solr.term_counts(TOKENS))
+    vectors = {rid: text_vector(weights, texts[rid]) for rid in {i for pair in pairs for i in pair}}
+    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
+    digits = {rid: numbers(vector) for rid, vector in vectors.items()}
+    span = 1 << 16
+
+    def scored(start: int) -> tuple[np.ndarray, np.ndarray]:
+        part = pairs[start : start + span]
+        return (np.array([check.score(vectors[a], vectors[b]) for a, b in part], dtype=np.float64),
+                np.array([number_agreement(digits[a], digits[b]) for a, b in part], dtype=np.int8))
+
+    starts = range(0, len(pairs), span)
+    parts = list(forked_map(scored, starts, cores() if len(pairs) >= 4 * span else 1))
+    scores, levels = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    model = load_model(solr)
+    if threshold is not None or model is None:
+        keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)
+    else:
+        keep = model.keeps(scores, levels)
+    return [pair for pair, kept in zip(pairs, keep.tolist()) if kept]
+
+
+def write_pairs(path: Path, pairs: Iterable[tuple[str, str]]) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.writelines(f"{a}\t{b}\n" for a, b in sorted(pairs, key=lambda p: (id_key(p[0]), id_key(p[1]))))
