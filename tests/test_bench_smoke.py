@@ -1,31 +1,73 @@
-"""The scale benchmark at 10k records, as CI runs it: correctness only, no timing."""
+"""The scale benchmark at 10k records (and 1000 documents), as CI runs it: correctness only, no timing."""
 
 import json
+import os
 import subprocess
 import sys
+from urllib.parse import urlsplit
 
-from conftest import ROOT
+from bench.run import add_section
+from conftest import ROOT, _homes
 
 
-def test_benchmark_runs_end_to_end_and_both_sides_find_the_duplicates(core, tmp_path):
+def run_bench(core, tmp_path, corpus, n, *extra):
     out, raw = tmp_path / "RESULTS.md", tmp_path / "results.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--n", "10000", "--data", str(tmp_path / "data"), "--solr-url", core.url,
-         "--queries", "50", "--sample", "5000", "--out", str(out), "--json", str(raw)],
-        capture_output=True, text=True, cwd=ROOT, timeout=900,
+        [sys.executable, "-m", "bench.run", "--corpus", corpus, "--n", str(n), "--data", str(tmp_path / "data"),
+         "--solr-url", core.url, "--solr-home", str(_homes[int(urlsplit(core.url).port)]), "--queries", "50",
+         "--sample", "2000", "--out", str(out), "--json", str(raw), *extra],
+        capture_output=True, text=True, cwd=ROOT, timeout=1800,
     )
     assert done.returncode == 0, done.stderr
-    results = json.loads(raw.read_text())
-    ours, peer = results["ours"], results["datasketch"]
+    return json.loads(raw.read_text()), out.read_text()
+
+
+def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp_path):
+    results, text = run_bench(core, tmp_path, "records", 10000)
+    ours, peer, solr_minhash = results["ours"], results["datasketch"], results["solr_minhash"]
     truth = (tmp_path / "data" / "true_pairs.tsv").read_text().splitlines()
     assert ours["true"] <= len(truth) and peer["true"] <= len(truth)
     assert ours["recall"] >= 0.9 and ours["precision"] >= 0.9
     assert peer["recall"] >= 0.9
+    # Solr's MinHash finds the true pairs among its candidates; our verification keeps them and drops the rest.
+    assert solr_minhash["candidates"]["recall"] >= 0.9
+    assert solr_minhash["verified"]["precision"] >= 0.9 and solr_minhash["verified"]["recall"] >= 0.9
+    assert solr_minhash["latency_ms"]["queries"] == 50
     assert core.count() == 10000
+    # The defaults ran: the banding neardup index chose is the one both peers were given.
+    settings = results["settings"]
+    assert settings["chose"].startswith(f"bands: {settings['bands']} x {settings['band_rows']}")
+    assert results["forced"] == {"bands": None, "band_rows": None, "threshold": None}
     assert results["latency_ms"]["queries"] == 50
-    assert results["signatures"]["shingles"] > 5000
+    assert results["signatures"]["shingles"] > 2000
+    # Where the time goes: every phase, each core's share and the JVM's and ours between 0 and 1.
+    phases = {p["phase"]: p for p in results["cpu"]}
+    assert {"neardup index", "neardup report", "datasketch build + query"} <= set(phases)
+    for phase in phases.values():
+        assert len(phase["cores_busy"]) == os.cpu_count()
+        assert all(0 <= share <= 1 for share in [*phase["cores_busy"], phase["jvm"], phase["python"]])
+    assert phases["neardup report"]["python"] > 0
+    assert "### Targets" in text and "| neardup-solr (index + report, Solr in the loop) |" in text
+    assert "| Solr MinHashFilter + `{!min_hash}` |" in text and "### Where the time goes" in text
+    assert "`python -m bench.run --corpus records --n 10000 --queries 50 --sample 2000`" in text
+
+
+def test_benchmark_of_documents_uses_word_shingles_on_both_sides(core, tmp_path):
+    results, text = run_bench(core, tmp_path, "documents", 1000)
+    assert results["settings"]["lsh_shingles"] == "words"
+    ours, peer, solr_minhash = results["ours"], results["datasketch"], results["solr_minhash"]
+    assert ours["recall"] >= 0.9 and ours["precision"] >= 0.9
+    assert peer["recall"] >= 0.9 and solr_minhash["candidates"]["recall"] >= 0.9
+    assert "LSH over word 3-shingles" in text
+
+
+def test_a_new_run_keeps_the_earlier_runs_sections(tmp_path):
+    out = tmp_path / "RESULTS.md"
+    add_section(out, "## Records, n = 10 (first)\n\nmeasured once\n")
+    add_section(out, "## Documents, n = 20 (second)\n\nmeasured again\n")
     text = out.read_text()
-    assert "## Targets" in text and "| neardup-solr (index + report, Solr in the loop) |" in text
+    assert text.index("(second)") < text.index("(first)") and "measured once" in text and "measured again" in text
+    assert text.startswith("# Benchmark results")
 
 
 def test_load_bench_counts_every_query_and_no_errors_against_a_live_index(core, tmp_path):
