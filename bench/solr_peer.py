@@ -141,7 +141,8 @@ def query(client: Client, field: str, sim: float, tp: float, text: str, rows: in
     return [doc["id"] for doc in answer["response"]["docs"]]
 
 
-def all_pairs(client: Client, records: list[tuple[str, str]], field: str, sim: float, tp: float) -> set[tuple[str, str]]:
+def all_pairs(client: Client, records: list[tuple[str, str]], field: str, sim: float,
+              tp: float) -> set[tuple[str, str]]:
     """One query per record; each pair once, smaller id first."""
     def pairs_of(record: tuple[str, str]) -> list[tuple[str, str]]:
         rid, text = record
