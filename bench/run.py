@@ -454,7 +454,9 @@ def time_table(results: dict) -> list[str]:
         "Each phase: its wall time, how busy each core was (from /proc/stat), and the machine's CPU time "
         f"({cores} cores x the wall time = 100%) split between Solr's JVM, our Python processes (the benchmark, the "
         "`neardup` commands and their workers, the peers' clients) and everything else on the machine (from "
-        "/proc/<pid>/stat, sampled by a thread once a second and at each phase's start and end).",
+        "/proc/<pid>/stat, sampled by a thread once a second and at each phase's start and end). \"Other\" is "
+        "work outside this run: busy ticks in /proc/stat that no process of the run accounts for, which on this "
+        "shared machine are mostly processes of other containers that /proc here does not list.",
         "",
         "| phase | seconds | " + " | ".join(f"core {c} busy" for c in range(cores))
         + " | Solr JVM | our Python | other |",
