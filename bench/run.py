@@ -233,8 +233,8 @@ def run(args: argparse.Namespace, command: str) -> dict:
             results["machine"] = machine(solr)
             results["ours"], settings = ours(args, node.url, records, corpus, gold, cpu)
             results["settings"] = settings
-            # The timed records first; what is left of WARM_UP more warms up (a small run has fewer).
-            picked = random.Random(args.seed).sample(all_records, min(args.queries + WARM_UP, len(all_records)))
+            # The timed records first; what is left of --warm-up more warms up (a small run has fewer).
+            picked = random.Random(args.seed).sample(all_records, min(args.queries + args.warm_up, len(all_records)))
             timed, warm = picked[: args.queries], picked[args.queries :]
             search = OnlineSearch(solr)
             with cpu.phase("our online queries (one at a time)"):
@@ -502,6 +502,7 @@ def main() -> None:
     parser.add_argument("--band-rows", type=int, help="force the rows per band likewise")
     parser.add_argument("--threshold", type=float, help="force a fixed similarity cut instead of the fitted model's")
     parser.add_argument("--queries", type=int, default=1000, help="single-record queries timed")
+    parser.add_argument("--warm-up", type=int, default=WARM_UP, help="untimed queries before them")
     parser.add_argument("--sample", type=int, default=100_000, help="records signed for the throughput test")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
@@ -521,7 +522,7 @@ def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str
     """The command that makes this run again, as the results file shows it:
     the options that change what is measured, not where data or Solr live."""
     shown = ["python -m bench.run", "--corpus", args.corpus, "--n", str(args.n)]
-    for name in ("seed", "bands", "band_rows", "threshold", "queries", "sample"):
+    for name in ("seed", "bands", "band_rows", "threshold", "queries", "warm_up", "sample"):
         value = getattr(args, name)
         if value != parser.get_default(name):
             shown += [f"--{name.replace('_', '-')}", str(value)]
