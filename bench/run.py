@@ -234,7 +234,8 @@ def run(args: argparse.Namespace, command: str) -> dict:
             results["ours"], settings = ours(args, node.url, records, corpus, gold, cpu)
             results["settings"] = settings
             # The timed records first; what is left of --warm-up more warms up (a small run has fewer).
-            picked = random.Random(args.seed).sample(all_records, min(args.queries + args.warm_up, len(all_records)))
+            wanted = min(args.queries + args.warm_up, len(all_records))
+            picked = random.Random(args.seed).sample(all_records, wanted)
             timed, warm = picked[: args.queries], picked[args.queries :]
             search = OnlineSearch(solr)
             with cpu.phase("our online queries (one at a time)"):
