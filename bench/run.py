@@ -420,7 +420,9 @@ def markdown(results: dict) -> str:
             "fitted); that verification is timed separately.",
         ]
     else:
-        lines += ["", "Solr's MinHash was not run: the run used a Solr whose home it was not given (`--solr-home`)."]
+        why = ("it was left out (`--no-solr-minhash`)" if "--no-solr-minhash" in results["command"] else
+               "the run used a Solr whose home it was not given (`--solr-home`)")
+        lines += ["", f"Solr's MinHash was not run: {why}."]
     lines += [
         "",
         f"### Signatures ({PERMUTATIONS} permutations, {sig['records']:,} records, {sig['shingles']:,} shingles)",
