@@ -10,6 +10,12 @@ ones read directly and the ended ones through their parent's cutime + cstime
 each of our commands reaps its workers before it ends). Whatever else ran on
 the machine is "other".
 
+The same samples keep each Python process's peak resident memory (VmHWM
+of ``/proc/<pid>/status``, the high-water mark of its own image, read while
+it lives): ``getrusage``'s figure for a child is no use here, as a child
+started from a large process reports at least that process's memory.
+Growth in a process's last second before it ends is not seen.
+
 Linux only; elsewhere :class:`CpuSampler` measures nothing and says so.
 """
 
@@ -61,7 +67,19 @@ def _processes() -> dict[int, tuple[int, int, int]]:
     return found
 
 
-def sample(root: int, jvm: int | None) -> Sample:
+def _peak_kb(pid: int) -> tuple[str, int] | None:
+    """A process's command line and its peak resident memory in kB."""
+    try:
+        command = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        for line in (PROC / str(pid) / "status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return command, int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def sample(root: int, jvm: int | None, peaks: dict[int, tuple[str, int]] | None = None) -> Sample:
     processes = _processes()
     children: dict[int, list[int]] = {}
     for pid, (parent, _, _) in processes.items():
@@ -78,6 +96,8 @@ def sample(root: int, jvm: int | None) -> Sample:
             continue  # the JVM's own children (none) would be Solr's too
         python += own + reaped
         stack.extend(children.get(pid, ()))
+        if peaks is not None and pid != root and (peak := _peak_kb(pid)) is not None:
+            peaks[pid] = (peak[0], max(peak[1], peaks.get(pid, ("", 0))[1]))
     if jvm is not None and jvm not in processes:
         jvm_ticks = 0
     return Sample(time.monotonic(), _core_ticks(), jvm_ticks, python)
@@ -109,6 +129,7 @@ class CpuSampler:
     root: int = field(default_factory=os.getpid)
     samples: list[Sample] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
+    peaks: dict[int, tuple[str, int]] = field(default_factory=dict)  # pid -> (command line, peak kB)
     works: bool = (PROC / "stat").is_file()
 
     def __post_init__(self) -> None:
@@ -116,7 +137,7 @@ class CpuSampler:
         self._thread: threading.Thread | None = None
 
     def take(self) -> Sample:
-        taken = sample(self.root, self.jvm)
+        taken = sample(self.root, self.jvm, self.peaks)
         self.samples.append(taken)
         return taken
 
@@ -149,3 +170,8 @@ class CpuSampler:
 
     def summaries(self) -> list[dict]:
         return [p.summary() for p in self.phases]
+
+    def peak_rss_mb(self, *words: str) -> float | None:
+        """The largest peak memory of the processes whose command line holds all ``words``, in MB."""
+        found = [kb for command, kb in self.peaks.values() if all(w in command for w in words)]
+        return max(found) / 1024 if found else None
