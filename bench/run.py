@@ -51,12 +51,12 @@ import numpy as np
 
 from neardup_solr import local_solr
 from neardup_solr.documents import IndexSettings
-from neardup_solr.search import OnlineSearch
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.model import read_summary
 from neardup_solr.pairs import read_pairs
 from neardup_solr.records import RecordReader
 from neardup_solr.repair import repair
+from neardup_solr.search import OnlineSearch
 from neardup_solr.signatures import MinHasher
 from neardup_solr.solr import Solr
 

@@ -31,7 +31,7 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import requests
 
-from neardup_solr.candidates import SimilarityCheck, text_vector
+from neardup_solr.verify import SimilarityCheck, text_vector
 from neardup_solr.documents import load_model
 from neardup_solr.parallel import cores, forked_map
 from neardup_solr.records import id_key
