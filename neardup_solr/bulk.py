@@ -99,7 +99,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     scores, levels = _scored(found, vectors, check, tick)
     model = fit(histogram(scores, levels))
     cut = model.cut if threshold is None else threshold
-    kept = np.flatnonzero(model.keeps(scores, levels) if threshold is None else scores >= threshold)
+    kept = np.flatnonzero(model.keeps(scores, levels, threshold))
     probabilities = model.probabilities(scores[kept], levels[kept])
 
     def made(span: tuple[int, int]) -> list[Pair]:

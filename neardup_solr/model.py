@@ -78,6 +78,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -226,17 +227,18 @@ class MatchModel:
         """The cut of each level of number agreement some candidate has."""
         if not self.fitted or not self.ratios:
             return {}
-        posterior = np.asarray(self.posterior)
-        return {AGREEMENT[level]: self._first_kept(_combined(posterior, ratio))
-                for level, ratio in enumerate(self.ratios) if sum(self.levels[level])}
+        return {AGREEMENT[level]: self._first_kept(row)
+                for level, row in enumerate(self._table) if sum(self.levels[level])}
 
     @staticmethod
     def _first_kept(probabilities: np.ndarray) -> float:
         kept = np.flatnonzero(probabilities >= 0.5)
         return float(kept[0]) / BINS if len(kept) else math.inf
 
+    @cached_property
     def _table(self) -> np.ndarray:
-        """Match probability per level and bin (one row without levels)."""
+        """Match probability per level and bin (one row without levels);
+        worked out once, as an online query asks it for every candidate."""
         posterior = np.asarray(self.posterior)
         if not self.ratios:
             return posterior[np.newaxis, :]
@@ -252,15 +254,17 @@ class MatchModel:
     def probabilities(self, similarities: np.ndarray, levels: np.ndarray | None = None) -> list[float | None]:
         if not self.fitted:
             return [None] * len(similarities)
-        table = self._table()
+        table = self._table
         rows = np.zeros(len(similarities), np.int64) if levels is None or not self.ratios else np.asarray(levels)
         return table[rows, _bins(similarities)].tolist()
 
-    def keeps(self, similarities: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
-        """Which pairs are matches: probability at least 1/2 (similarity at
+    def keeps(self, similarities: np.ndarray, levels: np.ndarray | None = None,
+              threshold: float | None = None) -> np.ndarray:
+        """Which pairs are kept: those at or above ``threshold`` when one is
+        given, else the matches (probability at least 1/2; similarity at
         least ``FALLBACK_CUT`` when the model was not fitted)."""
-        if not self.fitted:
-            return np.asarray(similarities) >= FALLBACK_CUT
+        if threshold is not None or not self.fitted:
+            return np.asarray(similarities) >= (FALLBACK_CUT if threshold is None else threshold)
         return np.asarray(self.probabilities(similarities, levels)) >= 0.5
 
     def estimates(self, cut: float | None = None) -> dict[str, float] | None:
@@ -270,7 +274,7 @@ class MatchModel:
         if not self.fitted:
             return None
         counts = np.asarray(self.levels) if self.ratios else np.asarray(self.counts)[np.newaxis, :]
-        table = self._table()
+        table = self._table
         expected = counts * table
         if cut is None:
             kept = table >= 0.5

@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterable, Sized
 from dataclasses import dataclass
 
+import numpy as np
+
 from .candidates import LSH, candidates
 from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
 from .pairs import Pair, ordered
@@ -87,22 +89,21 @@ class OnlineSearch:
         weights = self.weights({w for words in tokens for w in words})
         mine, *theirs = (weights.vector(words) for words in tokens)
         check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
+        scores = np.array([check.score(mine, vector) for vector in theirs])
+        mine_numbers = numbers(mine)
+        levels = np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs])
+        if self.model is None:
+            probabilities = [None] * len(found)
+            kept = scores >= (DEFAULT_THRESHOLD if self.threshold is None else self.threshold)
+        else:
+            probabilities = self.model.probabilities(scores, levels)
+            kept = self.model.keeps(scores, levels, self.threshold)
         matches = []
-        for other, vector in zip(found, theirs):
-            score = check.score(mine, vector)
-            level = number_agreement(numbers(mine), numbers(vector))
-            probability = self.model.probability(score, level) if self.model is not None else None
-            if self._keeps(score, probability):
+        for other, score, probability, keep in zip(found, scores.tolist(), probabilities, kept.tolist()):
+            if keep:
                 pair = check.pair("", text, other[ID], other[TEXT], score, None)
                 matches.append(Match(other[ID], score, pair.distance, other[TEXT], probability))
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
-
-    def _keeps(self, score: float, probability: float | None) -> bool:
-        if self.threshold is not None:
-            return score >= self.threshold
-        if probability is None:
-            return score >= DEFAULT_THRESHOLD
-        return probability >= 0.5
 
     def pairs_with(self, records: Iterable[Record], progress: Progress | None = None) -> list[Pair]:
         """The pairs each of ``records`` (indexed already) makes with
