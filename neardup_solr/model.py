@@ -49,11 +49,18 @@ odds of the similarity alone are multiplied by the level's likelihood ratio
     odds(s, level) = r(s) / (1 - r(s)) * a_level / b_level
 
 Both level distributions are fitted by EM with the similarity model held
-fixed, no labels: ``a`` is the candidates' levels weighted by their
-probability of being matches, ``b`` the levels of the non-matches that look
-alike, weighted by the probability of not being one, over the non-matches'
-tail only (where the matches begin); each round recomputes the
-probabilities from the ratios. The
+fixed, no labels: ``a`` is the levels of the candidates the similarity alone
+calls matches (probability at least 1/2), weighted by their probability of
+being matches; ``b`` the levels of the non-matches that look alike, weighted
+by the probability of not being one, over the non-matches' tail only (where
+the matches begin); each round recomputes the probabilities from the
+ratios. ``a`` is read from the sure side because the similarity's
+probabilities are what is in doubt below the cut: a hump of look-alike
+non-matches there (a household: one surname, one address) is partly taken
+for matches, and its levels read as the matches' would teach the model that
+two differing dates of birth are a match's levels too. Within a class the
+levels are taken to be independent of the similarity, so the sure matches'
+levels are those of all matches. The
 non-matches far below it are unrelated records, whose numbers almost never
 agree; the ones that decide precision are those that look alike (one
 chain's branches, a family at one address), which share numbers far more
@@ -374,11 +381,12 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
     if not model.fitted:
         return model
     r = np.asarray(model.posterior)
+    sure = r >= 0.5
     tail = _tail_start(np.asarray(model.nonmatch) + PSEUDO_COUNT)
     ratios = np.ones(LEVELS)
     for _ in range(MAX_ROUNDS):
         p = np.stack([_combined(r, ratio) for ratio in ratios])
-        match = (levels * p).sum(axis=1) + LEVEL_PRIOR
+        match = (levels[:, sure] * p[:, sure]).sum(axis=1) + LEVEL_PRIOR
         nonmatch = (levels[:, tail:] * (1.0 - p[:, tail:])).sum(axis=1) + LEVEL_PRIOR
         before, ratios = ratios, (match / match.sum()) / (nonmatch / nonmatch.sum())
         if np.allclose(ratios, before, rtol=TOLERANCE, atol=0.0):
