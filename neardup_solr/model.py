@@ -69,6 +69,12 @@ says. Each level's counts get ``LEVEL_PRIOR`` added, so a level seen in only
 one class does not make a pair certain. Each level then has its own cut; a
 level no candidate has keeps the odds of the similarity alone.
 
+Labels sharpen it where a person gave some (``with_labels``): pairs marked
+the same or different recalibrate the model's log-odds by a shift and a
+scale (Platt's scaling, with priors centred on the model as fitted), so a
+few labels near the cut move the cut, and with none the model is what the
+data alone gives.
+
 Whether there are matches at all is a test of the two-class fit against a
 single class: a data set with no duplicates is described as well by one
 class alone, and then nothing is kept but copies: a pair in the top bin
@@ -92,7 +98,8 @@ import numpy as np
 
 from .similarity import AGREEMENT, DEFAULT_THRESHOLD
 
-__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "summary", "summary_path", "read_summary"]
+__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "with_labels", "summary", "summary_path",
+           "read_summary"]
 
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
@@ -126,6 +133,20 @@ LEVELS = len(AGREEMENT)
 # for a share): a level seen among the matches only, or the non-matches
 # only, gets a large likelihood ratio, never an infinite one.
 LEVEL_PRIOR = 0.5
+# Labels recalibrate the model's log-odds as p' = sigmoid(a + b logit(p)),
+# a and b with normal priors centred on the model as fitted (a = 0, b = 1).
+# A shift of 1 multiplies every pair's odds by e (a cut moves by a few
+# hundredths of similarity): a handful of labels that all disagree with the
+# model can move it that far, one label hardly.
+SHIFT_SPREAD = 1.0
+# A scale of 1 +- 0.5: labels can make the model surer or less sure, never
+# turn it around.
+SCALE_SPREAD = 0.5
+MIN_SCALE = 0.05
+# Probabilities of exactly 0 or 1 (no pair of the class in that bin) are
+# taken as a millionth from them: their odds are large, not infinite.
+LOGIT_BOUND = 1e-6
+NEWTON_ROUNDS = 50
 
 
 def _bins(similarities: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -150,20 +171,24 @@ def _combined(posterior: np.ndarray, ratio: np.ndarray | float) -> np.ndarray:
         return np.where(posterior >= 1.0, 1.0, np.where(posterior <= 0.0, 0.0, odds / (1.0 + odds)))
 
 
-def _isotonic(values: np.ndarray, increasing: bool) -> np.ndarray:
+def _isotonic(values: np.ndarray, increasing: bool, weights: np.ndarray | None = None) -> np.ndarray:
     """The non-decreasing (or non-increasing) sequence closest to ``values``
-    in least squares: pool adjacent violators."""
+    in (weighted) least squares: pool adjacent violators."""
     if not increasing:
-        return _isotonic(values[::-1], True)[::-1]
+        backwards = None if weights is None else weights[::-1]
+        return _isotonic(values[::-1], True, backwards)[::-1]
     means: list[float] = []
+    masses: list[float] = []
     sizes: list[int] = []
-    for value in values.tolist():
+    for value, mass in zip(values.tolist(), np.ones(len(values)).tolist() if weights is None else weights.tolist()):
         means.append(value)
+        masses.append(mass)
         sizes.append(1)
         while len(means) > 1 and means[-2] > means[-1]:
-            size = sizes[-2] + sizes[-1]
-            means[-2:] = [(means[-2] * sizes[-2] + means[-1] * sizes[-1]) / size]
-            sizes[-2:] = [size]
+            mass = masses[-2] + masses[-1]
+            means[-2:] = [(means[-2] * masses[-2] + means[-1] * masses[-1]) / mass]
+            masses[-2:] = [mass]
+            sizes[-2:] = [sizes[-2] + sizes[-1]]
     return np.repeat(means, sizes)
 
 
@@ -217,6 +242,8 @@ class MatchModel:
     fitted: bool = True
     levels: tuple[tuple[float, ...], ...] = ()
     ratios: tuple[float, ...] = ()
+    same: tuple[tuple[float, ...], ...] = ()
+    different: tuple[tuple[float, ...], ...] = ()
 
     @property
     def candidates(self) -> int:
@@ -228,7 +255,10 @@ class MatchModel:
         by the similarity alone (above 1 when no bin reaches it);
         ``FALLBACK_CUT`` when not fitted. Each level of number agreement has
         its own (:meth:`cuts`)."""
-        return self._first_kept(np.asarray(self.posterior)) if self.fitted else FALLBACK_CUT
+        if not self.fitted:
+            return FALLBACK_CUT
+        # Without levels the table's one row is the similarity's probability, labels included.
+        return self._first_kept(self._table[0] if not self.ratios else np.asarray(self.posterior))
 
     def cuts(self) -> dict[str, float]:
         """The cut of each level of number agreement some candidate has."""
@@ -248,8 +278,10 @@ class MatchModel:
         worked out once, as an online query asks it for every candidate."""
         posterior = np.asarray(self.posterior)
         if not self.ratios:
-            return posterior[np.newaxis, :]
-        return np.stack([_combined(posterior, ratio) for ratio in self.ratios])
+            table = posterior[np.newaxis, :]
+        else:
+            table = np.stack([_combined(posterior, ratio) for ratio in self.ratios])
+        return _labeled(table, self) if self.same else table
 
     def probability(self, similarity: float, level: int | None = None) -> float | None:
         """Probability that a pair of this similarity (and this level of
@@ -303,7 +335,8 @@ class MatchModel:
         return {"prior": self.prior, "bins": BINS, "counts": list(self.counts), "match": list(self.match),
                 "nonmatch": list(self.nonmatch), "posterior": list(self.posterior), "rounds": self.rounds,
                 "gain": self.gain, "fitted": self.fitted, "levels": [list(row) for row in self.levels],
-                "ratios": list(self.ratios)}
+                "ratios": list(self.ratios), "same": [list(row) for row in self.same],
+                "different": [list(row) for row in self.different]}
 
     @classmethod
     def from_dict(cls, data: dict) -> MatchModel:
@@ -313,7 +346,9 @@ class MatchModel:
                    nonmatch=tuple(data["nonmatch"]), posterior=tuple(data["posterior"]),
                    rounds=int(data.get("rounds", 0)), gain=float(data.get("gain", 0.0)),
                    fitted=bool(data.get("fitted", True)),
-                   levels=tuple(tuple(row) for row in data.get("levels", ())), ratios=tuple(data.get("ratios", ())))
+                   levels=tuple(tuple(row) for row in data.get("levels", ())), ratios=tuple(data.get("ratios", ())),
+                   same=tuple(tuple(row) for row in data.get("same", ())),
+                   different=tuple(tuple(row) for row in data.get("different", ())))
 
 
 def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
@@ -374,6 +409,84 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
                       tuple(posterior.tolist()), rounds, gain)
 
 
+def with_labels(model: MatchModel, same: np.ndarray, different: np.ndarray) -> MatchModel:
+    """``model`` sharpened by pairs a person labeled: every probability is
+    recalibrated on the log-odds scale, ``p' = sigmoid(a + b logit(p))``,
+    with a (a shift) and b (a scale) fitted to the labels by maximum a
+    posteriori, their priors centred on the model as fitted (a = 0, b = 1;
+    ``SHIFT_SPREAD``, ``SCALE_SPREAD``). Platt's scaling, with a prior so a
+    few labels move it a little and many move it far. The order of the
+    cells never changes (b > 0), so each level keeps one cut. With no
+    labels the model is unchanged.
+
+    Args:
+        model: the fitted model.
+        same, different: labeled candidate pairs per cell, shaped as the
+            model's histogram (:func:`histogram` of the labeled pairs'
+            similarities and levels).
+
+    Returns:
+        The model carrying the labels; its probabilities, cuts and
+        estimates use them. An unfitted model is returned as it is.
+
+    Raises:
+        ValueError: when the label histograms do not have the model's shape.
+    """
+    if not model.fitted:
+        return model
+    same, different = np.asarray(same, np.float64), np.asarray(different, np.float64)
+    rows = LEVELS if model.ratios else 1
+    for name, cells in (("same", same), ("different", different)):
+        if cells.reshape(-1).shape != (rows * BINS,):
+            raise ValueError(f"{name} labels need {rows} rows of {BINS} bins, got {cells.shape}")
+    if not (same.sum() + different.sum()):
+        return replace(model, same=(), different=())
+    return replace(model, same=_cells(same.reshape(rows, BINS)), different=_cells(different.reshape(rows, BINS)))
+
+
+def _cells(table: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(row) for row in table.tolist())
+
+
+def _labeled(table: np.ndarray, model: MatchModel) -> np.ndarray:
+    """The probability table recalibrated by the model's labels
+    (:func:`with_labels`)."""
+    same, different = np.asarray(model.same), np.asarray(model.different)
+    logits = _logit(table)
+    shift, scale = _recalibration(logits, same, different)
+    return 1.0 / (1.0 + np.exp(-(shift + scale * logits)))
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    clipped = np.clip(p, LOGIT_BOUND, 1.0 - LOGIT_BOUND)
+    return np.log(clipped / (1.0 - clipped))
+
+
+def _recalibration(logits: np.ndarray, same: np.ndarray, different: np.ndarray) -> tuple[float, float]:
+    """The shift a and scale b of ``p' = sigmoid(a + b logit(p))`` that the
+    labels make most probable, with a normal prior on each centred on the
+    model as fitted (a = 0, b = 1): Newton's method on the log posterior."""
+    z = logits.reshape(-1)
+    n_same, n_diff = same.reshape(-1), different.reshape(-1)
+    used = (n_same + n_diff) > 0
+    z, n_same, n_diff = z[used], n_same[used], n_diff[used]
+    precision = np.array([1.0 / SHIFT_SPREAD**2, 1.0 / SCALE_SPREAD**2])
+    params = np.array([0.0, 1.0])
+    for _ in range(NEWTON_ROUNDS):
+        p = 1.0 / (1.0 + np.exp(-(params[0] + params[1] * z)))
+        residual = n_same - (n_same + n_diff) * p
+        weight = (n_same + n_diff) * p * (1.0 - p)
+        gradient = np.array([residual.sum(), (residual * z).sum()]) - precision * (params - [0.0, 1.0])
+        hessian = -np.array([[weight.sum(), (weight * z).sum()], [(weight * z).sum(), (weight * z * z).sum()]])
+        hessian -= np.diag(precision)
+        step = np.linalg.solve(hessian, gradient)
+        params = params - step
+        if np.abs(step).max() < TOLERANCE:
+            break
+    # A scale at or below 0 would turn the order of the cells around.
+    return float(params[0]), float(max(params[1], MIN_SCALE))
+
+
 def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
     """``model`` with each level's likelihood ratio: EM for the two classes'
     level distributions, the similarity's probabilities held fixed (see the
@@ -393,7 +506,7 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
             break
     # A level no candidate has says nothing.
     ratios[levels.sum(axis=1) == 0] = 1.0
-    return replace(model, levels=tuple(tuple(row) for row in levels.tolist()), ratios=tuple(ratios.tolist()))
+    return replace(model, levels=_cells(levels), ratios=tuple(ratios.tolist()))
 
 
 def _classes(counts: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -444,6 +557,7 @@ def summary(model: MatchModel, cut: float, forced: bool) -> dict:
         "forced": forced,
         "level_cuts": {name: (at if math.isfinite(at) else None) for name, at in model.cuts().items()},
         "candidates": model.candidates,
+        "labeled": {"same": int(np.sum(model.same)), "different": int(np.sum(model.different))},
         "fitted": model.fitted,
         "estimated": model.estimates(cut if forced else None),
         "model": model.to_dict(),
