@@ -1,12 +1,18 @@
-"""Scoring reported pairs against known true pairs.
+"""Scoring reported pairs against known true pairs, or against labels.
 
-Every reported pair counts: precision = true / found, recall = true / gold,
-F1 their harmonic mean. Pairs are unordered (``a b`` is ``b a``).
+Against gold pairs every reported pair counts: precision = true / found,
+recall = true / gold, F1 their harmonic mean. Pairs are unordered (``a b``
+is ``b a``).
+
+Against labels (:mod:`neardup_solr.labels`: pairs a person called same or
+different) only labeled pairs count, since nothing is known of the rest:
+precision is the share labeled same among the reported pairs that are
+labeled, recall the share of the pairs labeled same that were reported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +48,54 @@ class Score:
         )
 
 
+def _ratio(part: int, whole: int) -> str:
+    """``part / whole`` to 3 decimals, or n/a when ``whole`` is 0."""
+    return f"{part / whole:.3f}" if whole else "n/a"
+
+
+@dataclass(frozen=True)
+class LabeledScore:
+    """Reported pairs against labels: ``found`` pairs reported, of which
+    ``true`` are labeled same and ``false`` labeled different; ``same`` and
+    ``different`` pairs labeled in all."""
+
+    found: int
+    true: int
+    false: int
+    same: int
+    different: int
+
+    @property
+    def judged(self) -> int:
+        """Reported pairs that are labeled."""
+        return self.true + self.false
+
+    @property
+    def precision(self) -> float:
+        return self.true / self.judged if self.judged else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.true / self.same if self.same else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def lines(self) -> list[str]:
+        """What the score says in words, then its numbers on one line (n/a
+        where nothing is labeled to measure by)."""
+        judged = self.judged
+        f1 = f"{self.f1:.3f}" if judged and self.same else "n/a"
+        return [
+            f"labels: {self.same} pairs same, {self.different} different; {self.found} pairs reported, "
+            f"{judged} of them labeled ({self.true} same, {self.false} different)",
+            f"labeled: found={self.found} judged={judged} true={self.true} false={self.false} same={self.same} "
+            f"precision={_ratio(self.true, judged)} recall={_ratio(self.true, self.same)} f1={f1}",
+        ]
+
+
 def read_gold(path: Path | str) -> set[frozenset[str]]:
     """Gold pairs: two ids per line, separated by a tab or spaces."""
     gold = set()
@@ -59,6 +113,15 @@ def read_gold(path: Path | str) -> set[frozenset[str]]:
 def score(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> Score:
     found = {p.key for p in pairs}
     return Score(found=len(found), true=len(found & gold), gold=len(gold))
+
+
+def score_labels(pairs: Iterable[Pair], labels: Mapping[frozenset[str], bool]) -> LabeledScore:
+    """``pairs`` scored against ``labels`` (pair -> labeled same), only labeled pairs counting."""
+    found = {p.key for p in pairs}
+    verdicts = [labels[key] for key in found if key in labels]
+    same = sum(labels.values())
+    return LabeledScore(found=len(found), true=sum(verdicts), false=len(verdicts) - sum(verdicts), same=same,
+                        different=len(labels) - same)
 
 
 def missed(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> list[tuple[str, str]]:

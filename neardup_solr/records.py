@@ -266,10 +266,17 @@ def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[_Entr
     return (_text_entry(number, raw, limit) for number, raw in _first_lines(stream, limit))
 
 
-def record_problem(record_id: str, text: str) -> str:
-    """The rules every format shares: the id rule, some text, some letters or digits."""
+def id_problem(record_id: str) -> str:
+    """Why ``record_id`` breaks the id rule, or "" when it keeps it."""
     if not _ID.fullmatch(record_id):
         return f"id {record_id[:40]!r} breaks the id rule ({ID_RULE})"
+    return ""
+
+
+def record_problem(record_id: str, text: str) -> str:
+    """The rules every format shares: the id rule, some text, some letters or digits."""
+    if problem := id_problem(record_id):
+        return problem
     if not text:
         return f"id {record_id!r} has no text"
     if is_blank(text):

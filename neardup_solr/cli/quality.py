@@ -6,6 +6,7 @@ draw: importing it costs every other command a second or more of start-up.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -13,17 +14,21 @@ import click
 from .. import bands
 from ..bands import SAMPLE_RECORDS, choose
 from ..documents import sample_agreements
-from ..evaluate import missed, read_gold, score, values_by_truth
+from ..evaluate import missed, read_gold, score, score_labels, values_by_truth
+from ..labels import read_labels
 from ..model import read_summary
-from ..pairs import read_pairs
+from ..pairs import Pair, read_pairs
 from ..records import read_texts, sample_records
-from .common import say
+from .common import EXIT_SKIPPED_LINES, say
 
 
 @click.command("evaluate")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True,
+@click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="True pairs, two ids per line.")
+@click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A labels file (`id_a<TAB>id_b<TAB>same|different` lines, the latest for a pair wins), as "
+              "`neardup serve` writes it: only labeled pairs count.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
               help="Histogram PNG of the pairs' similarities, true vs false [default: PAIRS with .png].")
 @click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
@@ -31,22 +36,51 @@ from .common import say
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The records file (any format `index` reads, with default columns), to show the texts of "
               "missed pairs.")
-def evaluate(pairs: Path, gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
-             records: Path | None) -> None:
-    """Score a pair file against true pairs; the last line holds the numbers.
+def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | None, no_plot: bool,
+             show_missed: bool, records: Path | None) -> None:
+    """Score a pair file against true pairs (--gold) or labels (--labels), or
+    both; the last line holds the numbers.
 
     When the report left its match model beside PAIRS (PAIRS with
     .model.json), the model's estimated precision and recall are printed
     beside the measured ones, and its histogram is saved too (.model.png).
 
+    With --labels only labeled pairs count: precision is the share labeled
+    same among the reported pairs that are labeled, recall the share of the
+    pairs labeled same that were reported. Bad lines of the labels file are
+    reported as FILE:LINE and skipped (exit 6). The histogram and --missed
+    need --gold.
+
     \b
-    Example:
+    Examples:
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
+      neardup evaluate pairs.tsv --labels labels.tsv
+      -> labels: 40 pairs same, 12 different; 114 pairs reported, 45 of them labeled (38 same, 7 different)
+      -> labeled: found=114 judged=45 true=38 false=7 same=40 precision=0.844 recall=0.950 f1=0.894
     """
+    if gold is None and labels is None:
+        raise click.UsageError("give --gold, --labels or both")
+    if gold is None and show_missed:
+        raise click.UsageError("--missed lists true pairs: it needs --gold")
+    found = read_pairs(pairs)
+    if gold is not None:
+        _score_gold(pairs, found, gold, plot, no_plot, show_missed, records)
+    if labels is not None:
+        skipped = []
+        labeled = read_labels(labels, on_bad=lambda bad: (skipped.append(bad), say(f"skipped {bad}")))
+        for line in score_labels(found, labeled).lines():
+            click.echo(line)
+        if skipped:
+            sys.exit(EXIT_SKIPPED_LINES)
+
+
+def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
+                records: Path | None) -> None:
+    """Score ``found`` against the gold file; print the scores, save the histograms."""
     from .. import plots
 
-    found, truth = read_pairs(pairs), read_gold(gold)
+    truth = read_gold(gold)
     about = read_summary(pairs)
     if not no_plot:
         true_values, false_values, label = values_by_truth(found, truth)
