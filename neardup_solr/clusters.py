@@ -9,6 +9,9 @@ bytes: clusters are sorted by size, largest first, then by their smallest
 member; members are in id order (numeric ids numerically, see
 :func:`neardup_solr.records.id_key`); cluster ids are 1..K in that order.
 
+For review, clusters can also come least certain first: by the lowest
+match probability among each cluster's pairs (:func:`least_certain_first`).
+
 Only ids that occur in a pair are clustered: records without a near
 duplicate are not listed. A pair of an id with itself says nothing and is
 ignored.
@@ -28,14 +31,14 @@ Files (written atomically, see :func:`neardup_solr.files.atomic_output`):
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from .errors import InputError
 from .files import atomic_output, read_text
 from .outputs import CLUSTER_COLUMNS, TextLookup, cluster_table, save_table
-from .pairs import read_pairs
+from .pairs import Pair, read_pairs
 from .records import id_key
 
 TSV_HEADER = "\t".join(CLUSTER_COLUMNS)
@@ -112,6 +115,41 @@ def cluster_pairs(pairs: Iterable[Sequence[str]]) -> list[Cluster]:
     groups = [sorted(group, key=id_key) for group in sets.groups()]
     groups.sort(key=lambda members: (-len(members), id_key(members[0])))
     return [Cluster(number, tuple(members)) for number, members in enumerate(groups, start=1)]
+
+
+def pairs_by_cluster(clusters: Iterable[Cluster], pairs: Iterable[Sequence[str]]) -> dict[int, list]:
+    """The pairs inside each of ``clusters``, by cluster id, in the order given."""
+    clusters = list(clusters)
+    home = {member: c.id for c in clusters for member in c.members}
+    by_cluster: dict[int, list] = {c.id: [] for c in clusters}
+    for pair in pairs:
+        a, b = _ends(pair)
+        if a in home and home[a] == home.get(b):
+            by_cluster[home[a]].append(pair)
+    return by_cluster
+
+
+def certainty_of(pairs: Iterable[Pair]) -> str | None:
+    """How sure the pairs of a file are of themselves: "probability" when
+    each carries a match probability (the report fitted its model), else
+    "similarity" when each carries one, else ``None``."""
+    pairs = list(pairs)
+    for measure in ("probability", "similarity"):
+        if all(getattr(p, measure) is not None for p in pairs):
+            return measure
+    return None
+
+
+def least_certain_first(clusters: Iterable[Cluster], by_cluster: Mapping[int, Sequence[Pair]],
+                        measure: str) -> list[Cluster]:
+    """``clusters`` by the lowest ``measure`` (see :func:`certainty_of`)
+    among each one's pairs, lowest first: the cluster whose weakest link is
+    the least sure comes first. Ties keep the order given."""
+    def weakest(cluster: Cluster) -> float:
+        # Probability and similarity are at most 1: a cluster given no pairs goes last.
+        return min((getattr(p, measure) for p in by_cluster[cluster.id]), default=1.0)
+
+    return sorted(clusters, key=weakest)
 
 
 def cluster_pair_file(path: Path | str) -> list[Cluster]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from .clusters import Cluster
+from .clusters import Cluster, pairs_by_cluster
 from .files import atomic_output
 from .pairs import Pair
 from .records import id_key
@@ -175,7 +175,7 @@ def render(
     """
     pairs = list(pairs)
     shown = list(clusters[:max(max_clusters, 0)])
-    by_cluster = _pairs_by_cluster(shown, pairs)
+    by_cluster = pairs_by_cluster(shown, pairs)
     out = [
         *_head(title),
         *_summary(_numbers(clusters, texts, pairs, summary)),
@@ -201,16 +201,6 @@ def _numbers(clusters: Sequence[Cluster], texts: Mapping[str, str], pairs: list[
     }
     numbers.update(summary or {})
     return numbers
-
-
-def _pairs_by_cluster(shown: Sequence[Cluster], pairs: Iterable[Pair]) -> dict[int, list[Pair]]:
-    """The pairs inside each shown cluster, by cluster id."""
-    home = {member: c.id for c in shown for member in c.members}
-    by_cluster: dict[int, list[Pair]] = {c.id: [] for c in shown}
-    for p in pairs:
-        if p[0] in home and home[p[0]] == home.get(p[1]):
-            by_cluster[home[p[0]]].append(p)
-    return by_cluster
 
 
 def _head(title: str) -> list[str]:
