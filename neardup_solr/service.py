@@ -8,33 +8,52 @@ over HTTP, as a FastAPI app served by uvicorn.
     GET    /records/{id}/duplicates  near duplicates of an indexed record
     DELETE /records/{id}             delete a record
     GET    /health                   Solr reachable, record count, index settings
+    POST   /labels                   label a pair: {"a": id, "b": id, "label": "same"|"different"}
+    GET    /labels                   every label, the latest for each pair
+    GET    /labels/gold              the pairs labeled same, as a gold-pairs file
     GET    /docs, /openapi.json      the API described
-    GET    /?text=...                the review page: a search box and a text's near duplicates
+    GET    /?text=...                the review page: a search box and a text's near duplicates,
+                                     an indexed record's (?id=...), the clusters of a pair file
+    POST   /labels/form, /sign-in    the review page's forms
 
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
-traceback: 400 bad JSON or a bad record (the reason the command line
-gives), 401 a write without the token, 404 no such record, 409 the index
-was never built, 502 Solr answered with an error, 503 Solr unreachable.
+traceback: 400 bad JSON, a bad record (the reason the command line gives)
+or a bad label, 401 a write without the token, 404 no such record, 409 the
+index was never built, 413 a body too large, 415 a label not sent as JSON,
+502 Solr answered with an error, 503 Solr unreachable.
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
 ``Authorization: Bearer <token>``. Calls into the API take one lock, so
 requests reach Solr one at a time. Nothing here prints: uvicorn logs.
+
+Labels (:mod:`neardup_solr.labels`) are kept in a labels file, each one
+synced to the disk before it is answered. The review page (:mod:`review`)
+labels through plain forms, since its policy allows no script; a form
+cannot send a bearer header, so with a token the page first asks for it
+(``/sign-in``) and keeps, in a same-site, script-proof cookie, a key
+derived from it that opens the page's forms and nothing else. Every form
+post must come from the service's own page: a browser says where a post
+comes from (``Sec-Fetch-Site``, ``Origin``), and another site's page
+posting here (cross-site request forgery) is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
@@ -42,8 +61,9 @@ from starlette.concurrency import run_in_threadpool
 from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
+from .labels import LabelStore, gold_text, label_problem, label_rows
 from .records import Record
-from .review import CSP, render_review
+from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
 from .text import is_blank
 
@@ -55,6 +75,17 @@ DEFAULT_LIMIT = 10
 MAX_BODY = 32 * 1024 * 1024
 # A property `index` keeps with the index, and only it: whether the index was ever built.
 BUILT_PROPERTY = "neardup.bands"
+# A label is small; its body has no reason to be larger than this.
+MAX_LABEL_BODY = 64 * 1024
+# A page's form carries the page's state, whose text may be a whole record
+# (1 MiB), percent-encoded in up to three bytes a byte.
+MAX_FORM_BODY = 4 * 1024 * 1024
+# The cookie that opens the page's forms after /sign-in, and what its key is derived with.
+PAGE_COOKIE = "neardup_review"
+PAGE_KEY_PURPOSE = b"neardup review page forms"
+# Where a label's redirect may return on the page: an element id the page gives a row.
+ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:~-]{1,300}")
+LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
 
 T = TypeVar("T")
 
@@ -115,6 +146,12 @@ class Failure(BaseModel):
     hint: str | None = None
 
 
+class Label(BaseModel):
+    a: str
+    b: str
+    label: Literal["same", "different"]
+
+
 RECORDS_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {
@@ -133,6 +170,11 @@ FAILURES = {status: {"model": Failure, "description": what} for status, what in 
     (400, "bad JSON, a bad record or a bad parameter"), (502, "Solr answered with an error"),
     (503, "Solr could not be reached"))}
 WRITE_FAILURES = FAILURES | {401: {"model": Failure, "description": "a token is configured and was not given"}}
+LABEL_BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Label"},
+                                     "example": {"a": "1", "b": "534", "label": "same"}}},
+}
 
 
 def is_local(host: str) -> bool:
@@ -205,8 +247,88 @@ def _records_of(body: bytes) -> list[Record]:
     return records
 
 
-def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
-    """The service's app for ``nd``'s index; with ``token``, writes need it."""
+def _label_of(body: bytes) -> tuple[str, str, str]:
+    """The ``(a, b, label)`` of a request body ``{"a", "b", "label"}``; ids
+    may be strings or whole numbers, as a record's.
+
+    Raises:
+        InputError: the body is not JSON, not one such object, or breaks the rules of a label.
+    """
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError:
+        raise InputError("the body is not UTF-8", hint="send JSON in UTF-8") from None
+    except ValueError as err:
+        raise InputError(f"the body is not JSON: {err}", hint=f"send {LABEL_HINT}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"a label is a JSON object with a, b and label, not {data!r:.60}", hint=f"send {LABEL_HINT}")
+    if missing := [name for name in ("a", "b", "label") if name not in data]:
+        raise InputError(f"the label lacks {' and '.join(missing)}", hint=f"send {LABEL_HINT}")
+    values = []
+    for name in ("a", "b", "label"):
+        value = data[name]
+        if name != "label" and isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            raise InputError(f"{name} is {type(value).__name__}, not a string", hint=f"send {LABEL_HINT}")
+        values.append(value)
+    if problem := label_problem(*values):
+        raise InputError(problem, hint=f"send {LABEL_HINT}")
+    return values[0], values[1], values[2]
+
+
+def page_key(token: str) -> str:
+    """What the sign-in cookie holds: a key derived from the token, so the
+    cookie opens the page's forms and never tells the token itself."""
+    return hmac.new(token.encode(), PAGE_KEY_PURPOSE, hashlib.sha256).hexdigest()
+
+
+def _same_secret(given: str, secret: str) -> bool:
+    """``given == secret`` in time that does not tell how much of it matched."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), secret.encode())
+
+
+def _from_this_page(request: Request) -> bool:
+    """Whether a form post comes from this service's own page. Browsers
+    send Sec-Fetch-Site and Origin with every form post, so a post another
+    site's page makes is told apart; a client that is no browser sends
+    neither (and could write anything there: it needs no forgery)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site != "same-origin":
+        return False
+    origin = request.headers.get("origin")
+    return origin is None or urlsplit(origin).netloc == request.headers.get("host")
+
+
+def _media_type(request: Request) -> str:
+    """The type of the request's body, without its parameters ("" when it has none)."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def _form_fields(request: Request, body: bytes) -> dict[str, str]:
+    """The fields of a form post (URL-encoded, as the page's forms send
+    them), the first value of each.
+
+    Raises:
+        InputError: not a URL-encoded form in UTF-8, or too many fields.
+    """
+    kind = _media_type(request)
+    if kind != "application/x-www-form-urlencoded":
+        raise InputError(f"this takes the review page's forms, not {kind or 'a body without a type'}",
+                         hint=f"send labels as JSON to POST /labels: {LABEL_HINT}")
+    try:
+        # The page's forms send at most eight fields; a few more are allowed for what browsers add.
+        parsed = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False, max_num_fields=16)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"the form is not one the review page sends: {err}", hint="reload the page") from None
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
+               pairs: PairClusters | None = None) -> FastAPI:
+    """The service's app for ``nd``'s index; with ``token``, writes need it.
+    ``labels`` keeps the labels (without it, labeling answers 409);
+    ``pairs`` gives the review page its clusters."""
     app = FastAPI(title="neardup-solr", version=__version__,
                   description="Near duplicates of records, backed by Apache Solr: index records and get each one's "
                   "near duplicates with similarity and match probability in one call.")
@@ -266,12 +388,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
         """Index one record or a list (an id indexed already is replaced) and
         answer each one's near duplicates among everything indexed, these
         records included, best first."""
-        if int(request.headers.get("content-length") or 0) > MAX_BODY:
-            raise ServiceError(413, f"the body is over {MAX_BODY // 2**20} MiB", hint="send the records in parts")
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            raise ServiceError(413, f"the body is over {MAX_BODY // 2**20} MiB", hint="send the records in parts")
-        records = _records_of(body)
+        records = _records_of(await _capped_body(request, MAX_BODY, "send the records in parts"))
         # The body is read here, asynchronously; Solr's calls block, so they run in a worker thread.
         return await run_in_threadpool(add_and_find, records, limit)
 
@@ -313,23 +430,6 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
             raise ServiceError(404, f"no record with id {record_id!r} in {nd.solr.url}")
         return {"deleted": present}
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def review(text: str = "", limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
-        """The review page; with ``text``, its near duplicates."""
-        status, shown = 200, {}
-        try:
-            with lock:
-                shown["records"] = nd.solr.count()
-                if text.strip():
-                    if is_blank(text):
-                        raise InputError("the text has no letters or digits", hint="give some text to look up")
-                    shown["matches"] = nd.query(text, limit=limit)
-        except NeardupError as err:
-            status = _status(err)
-            shown.update(error=err.message, hint=err.hint)
-        return HTMLResponse(render_review(text, **shown), status_code=status,
-                            headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
-
     @app.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
     def health():
         """Whether Solr answers, how many records the index holds and how it was built."""
@@ -341,7 +441,164 @@ def create_app(nd: NearDuplicates, *, token: str | None = None) -> FastAPI:
         return {"solr": "ok", "url": nd.solr.url, "records": count, "built": settings is not None,
                 "settings": None if settings is None else asdict(settings), "version": __version__}
 
+    _label_routes(app, labels, authorized)
+    _review_routes(app, nd, lock, token=token, labels=labels, pairs=pairs)
     return app
+
+
+def _label_store(labels: LabelStore | None) -> LabelStore:
+    if labels is None:
+        raise ServiceError(409, "this service keeps no labels", hint="start it with a labels file")
+    return labels
+
+
+async def _capped_body(request: Request, limit: int, hint: str) -> bytes:
+    """The request's body, refused (413, with ``hint``) when over ``limit`` bytes."""
+    size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 2**10} KiB"
+    if int(request.headers.get("content-length") or 0) > limit:
+        raise ServiceError(413, f"the body is over {size}", hint=hint)
+    body = await request.body()
+    if len(body) > limit:
+        raise ServiceError(413, f"the body is over {size}", hint=hint)
+    return body
+
+
+def _label_routes(app: FastAPI, labels: LabelStore | None, authorized: Callable[..., None]) -> None:
+    """The labels over the API: POST /labels, GET /labels, GET /labels/gold."""
+    no_labels = {409: {"model": Failure, "description": "the service keeps no labels"}}
+
+    @app.post("/labels", response_model=Label, dependencies=[Depends(authorized)],
+              openapi_extra={"requestBody": LABEL_BODY},
+              responses=WRITE_FAILURES | no_labels | {413: {"model": Failure, "description": "the body is too large"},
+                                                      415: {"model": Failure, "description": "the body is not JSON"}})
+    async def post_label(request: Request):
+        """Label a pair of records same or different; labeling a pair again
+        replaces its label. The label is in the labels file, synced to the
+        disk, before this answers. Ids follow the id rule; they are not looked up."""
+        kind = _media_type(request)
+        if kind != "application/json":
+            # Another site's page can post text or a form here unasked, but not JSON (the browser asks first).
+            raise ServiceError(415, f"a label is sent as JSON, not {kind or 'a body without a type'}",
+                               hint="send it with `Content-Type: application/json`")
+        a, b, label = _label_of(await _capped_body(request, MAX_LABEL_BODY, f"send {LABEL_HINT}"))
+        first, second, label = await run_in_threadpool(_label_store(labels).add, a, b, label)
+        return {"a": first, "b": second, "label": label}
+
+    @app.get("/labels", response_model=list[Label], responses=no_labels)
+    def get_labels():
+        """Every labeled pair's latest label, smaller id first, in id order."""
+        return [{"a": a, "b": b, "label": label} for a, b, label in label_rows(_label_store(labels).labels())]
+
+    @app.get("/labels/gold", response_class=PlainTextResponse, responses=no_labels)
+    def gold_pairs():
+        """The pairs labeled same as a gold-pairs file, `id_a<TAB>id_b` a line
+        in id order: what `neardup evaluate --gold` reads."""
+        return PlainTextResponse(gold_text(_label_store(labels).labels()))
+
+
+def _html(page: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(page, status_code=status,
+                        headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+
+
+def _error_status(err: Exception) -> int:
+    return err.status if isinstance(err, ServiceError) else _status(err)
+
+
+def _looked_up(nd: NearDuplicates, state: State, limit: int) -> dict[str, Any]:
+    """What the page shows of its search: the index's size, and the near
+    duplicates of the record ``state.id`` or of the text ``state.text``."""
+    shown: dict[str, Any] = {"records": nd.solr.count()}
+    if state.id:
+        shown["asked"] = _text(nd, state.id)
+        shown["matches"] = nd.query(shown["asked"], exclude=state.id, limit=limit)
+    elif state.text.strip():
+        if is_blank(state.text):
+            raise InputError("the text has no letters or digits", hint="give some text to look up")
+        shown["matches"] = nd.query(state.text, limit=limit)
+    return shown
+
+
+def _signed_in(request: Request, token: str | None) -> bool:
+    """Whether this browser may use the page's forms: no token is set, or it signed in."""
+    return token is None or _same_secret(request.cookies.get(PAGE_COOKIE, ""), page_key(token))
+
+
+def _check_origin(request: Request) -> None:
+    if not _from_this_page(request):
+        raise ServiceError(403, "this form was posted from another site's page",
+                           hint="use the service's own review page")
+
+
+def _review_routes(app: FastAPI, nd: NearDuplicates, lock: threading.Lock, *, token: str | None,
+                   labels: LabelStore | None, pairs: PairClusters | None) -> None:
+    """The review page (GET /), then its forms."""
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def review(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
+        """The review page for the state its address holds; what cannot be
+        shown (Solr down, no such record) is said on it."""
+        state = State.of(request.query_params)
+        shown: dict[str, Any] = {}
+        failures: list[Exception] = []
+        parts = [lambda: _looked_up(nd, state, limit)]
+        if pairs is not None:
+            parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
+        with lock:
+            for part in parts:
+                try:
+                    shown.update(part())
+                except (ServiceError, NeardupError) as err:
+                    failures.append(err)
+        if failures:
+            shown.update(error=failures[0].message, hint=failures[0].hint)
+        writable = _signed_in(request, token)
+        labeling = None if labels is None else Labeling(labels.labels(), writable=writable, sign_in=not writable)
+        return _html(render_review(state, labeling=labeling, **shown), _error_status(failures[0]) if failures else 200)
+
+    _form_routes(app, token=token, labels=labels)
+
+
+def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None) -> None:
+    """The review page's forms: a label (POST /labels/form) and the token
+    (POST /sign-in), each answered by a redirect back to the page."""
+
+    @app.post(LABEL_ACTION, include_in_schema=False)
+    async def label_form(request: Request):
+        """A label from the page's buttons; back to where it was given."""
+        fields: dict[str, str] = {}
+        try:
+            fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
+            _check_origin(request)
+            if not _signed_in(request, token):
+                raise ServiceError(401, "labels on the page need the service's token", hint="sign in on the page")
+            store = _label_store(labels)
+            await run_in_threadpool(store.add, fields.get("a", ""), fields.get("b", ""), fields.get("label", ""))
+        except (ServiceError, NeardupError) as err:
+            return _form_failure(State.of(fields), err)
+        anchor = fields.get("anchor", "")
+        return RedirectResponse(State.of(fields).url(anchor if ANCHOR.fullmatch(anchor) else ""), status_code=303)
+
+    @app.post(SIGN_IN_ACTION, include_in_schema=False)
+    async def sign_in(request: Request):
+        """The token from the page's sign-in form: a cookie that opens its forms."""
+        fields: dict[str, str] = {}
+        try:
+            fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
+            _check_origin(request)
+            if token is not None and not _same_secret(fields.get("token", ""), token):
+                raise ServiceError(401, "that is not the service's token", hint="give the token it was started with")
+        except (ServiceError, NeardupError) as err:
+            return _form_failure(State.of(fields), err)
+        answer = RedirectResponse(State.of(fields).url(), status_code=303)
+        if token is not None:
+            answer.set_cookie(PAGE_COOKIE, page_key(token), httponly=True, samesite="strict", path="/")
+        return answer
+
+
+def _form_failure(state: State, err: Exception) -> HTMLResponse:
+    """A page saying why a form's post failed, with the way back."""
+    return _html(render_review(state, error=err.message, hint=err.hint, back=state.url()), _error_status(err))
 
 
 def _status(err: NeardupError) -> int:
@@ -364,8 +621,9 @@ def _text(nd: NearDuplicates, record_id: str) -> str:
 
 
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
-          log_level: str = "info") -> None:
-    """Serve ``nd`` on ``host``:``port`` until interrupted.
+          labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info") -> None:
+    """Serve ``nd`` on ``host``:``port`` until interrupted (``labels`` and
+    ``pairs`` as :func:`create_app` takes them).
 
     Raises:
         NeardupError: a non-loopback ``host`` without a token, or the port taken.
@@ -373,7 +631,7 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     import uvicorn
 
     check_bind(host, token)
-    config = uvicorn.Config(create_app(nd, token=token), host=host, port=port, log_level=log_level,
+    config = uvicorn.Config(create_app(nd, token=token, labels=labels, pairs=pairs), host=host, port=port, log_level=log_level,
                             server_header=False)
     server = uvicorn.Server(config)
     with _port_errors(host, port):

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,58 @@ def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | N
         timeout=600,
         cwd=cwd,
     )
+
+
+class Service:
+    """`neardup serve` in a child process on a free port."""
+
+    def __init__(self, *args: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen([sys.executable, "-m", "neardup_solr", "serve", "--port", str(self.port),
+                                         "--log-level", "warning", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the service ended: {self.process.stderr.read()}")
+            try:
+                requests.get(f"{self.url}/openapi.json", timeout=5)
+                return
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        raise AssertionError("the service did not start listening")
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        return requests.get(self.url + path, timeout=60, **kwargs)
+
+    def post(self, path: str, **kwargs) -> requests.Response:
+        return requests.post(self.url + path, timeout=60, **kwargs)
+
+    def delete(self, path: str, **kwargs) -> requests.Response:
+        return requests.delete(self.url + path, timeout=60, **kwargs)
+
+    def stop(self) -> str:
+        self.process.terminate()
+        try:
+            _, err = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err
+
+
+@pytest.fixture
+def serve():
+    started: list[Service] = []
+
+    def start(*args: str) -> Service:
+        started.append(Service(*args))
+        return started[-1]
+
+    yield start
+    for service in started:
+        service.stop()
 
 
 # Each node's Solr home, by port: cores get configsets of their own there.

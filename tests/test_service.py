@@ -26,58 +26,6 @@ NEAR_COPY = "Arts Deli 12224 Ventura Boulevard Studio City"
 TOKEN = "s3cret-token-for-the-test"
 
 
-class Service:
-    """`neardup serve` in a child process on a free port."""
-
-    def __init__(self, *args: str):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen([sys.executable, "-m", "neardup_solr", "serve", "--port", str(self.port),
-                                         "--log-level", "warning", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the service ended: {self.process.stderr.read()}")
-            try:
-                requests.get(f"{self.url}/openapi.json", timeout=5)
-                return
-            except requests.ConnectionError:
-                time.sleep(0.2)
-        raise AssertionError("the service did not start listening")
-
-    def get(self, path: str, **kwargs) -> requests.Response:
-        return requests.get(self.url + path, timeout=60, **kwargs)
-
-    def post(self, path: str, **kwargs) -> requests.Response:
-        return requests.post(self.url + path, timeout=60, **kwargs)
-
-    def delete(self, path: str, **kwargs) -> requests.Response:
-        return requests.delete(self.url + path, timeout=60, **kwargs)
-
-    def stop(self) -> str:
-        self.process.terminate()
-        try:
-            _, err = self.process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, err = self.process.communicate()
-        return err
-
-
-@pytest.fixture
-def serve():
-    started: list[Service] = []
-
-    def start(*args: str) -> Service:
-        started.append(Service(*args))
-        return started[-1]
-
-    yield start
-    for service in started:
-        service.stop()
-
-
 @pytest.fixture
 def built(core):
     """A core indexed with RECORDS, as `neardup index` would leave it."""

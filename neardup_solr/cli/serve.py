@@ -7,12 +7,16 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
+from ..labels import LabelStore
+from ..review import PairClusters
 from ..solr import Solr
 from .common import say, solr_connection
 
 # As service.py's; not imported from there, so that other commands need not load the web framework.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+# Labels are kept where the service is started unless told otherwise, beside the pair files a report writes there.
+DEFAULT_LABELS = Path("labels.tsv")
 
 
 @click.command("serve")
@@ -21,11 +25,19 @@ DEFAULT_PORT = 8080
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True)
 @click.option("--token-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="File holding the token writes (POST, DELETE) must send as `Authorization: Bearer <token>`.")
+@click.option("--labels", "labels_file", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_LABELS,
+              show_default=True, help="The labels file: one label a line, `id_a<TAB>id_b<TAB>same|different`, "
+              "appended and synced to the disk as each is given, the latest for a pair winning; made at the first "
+              "label, read when the service starts (bad lines are reported and skipped).")
+@click.option("--pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The last report's pair file: the review page lists its clusters, largest or least certain "
+              "first, to label (read again when the report writes it anew).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="What the server logs (each request at info).")
 # Solr may be down when the service starts: /health says so, and every call answers 503 until it is back.
 @solr_connection(ping=False)
-def serve(host: str, port: int, token_file: Path | None, log_level: str, solr: Solr) -> None:
+def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pairs: Path | None, log_level: str,
+          solr: Solr) -> None:
     """Serve the index over HTTP: add records and get their near duplicates in one call.
 
     \b
@@ -35,29 +47,47 @@ def serve(host: str, port: int, token_file: Path | None, log_level: str, solr: S
     GET    /records/ID/duplicates    near duplicates of an indexed record
     DELETE /records/ID               delete a record
     GET    /health                   Solr reachable, record count, index settings
+    POST   /labels                   label a pair: {"a": ID, "b": ID, "label": "same"
+                                     or "different"}, kept in the --labels file
+    GET    /labels                   every pair's latest label, as JSON
+    GET    /labels/gold              the pairs labeled same, as a gold-pairs file for
+                                     `neardup evaluate --gold`
     GET    /docs                     the API, described (OpenAPI at /openapi.json)
     GET    /                         a review page: a search box showing a text's near
-                                     duplicates
+                                     duplicates (?id=ID: an indexed record's, to label),
+                                     and with --pairs the clusters, each pair with
+                                     same / different buttons
 
     The index must have been built (`neardup index`) before records are
-    posted. Errors are JSON {"error", "hint"}: 400 bad JSON or a bad
-    record, 401 a write without the token, 404 no such record, 409 index
-    never built, 503 Solr unreachable. It listens on 127.0.0.1 unless told
-    otherwise, and refuses any other address without --token-file; with a
-    token, POST and DELETE need it. Ctrl-C stops it.
+    posted. Errors are JSON {"error", "hint"}: 400 bad JSON, a bad record
+    or a bad label, 401 a write without the token, 404 no such record, 409
+    index never built, 503 Solr unreachable. It listens on 127.0.0.1 unless
+    told otherwise, and refuses any other address without --token-file;
+    with a token, POST and DELETE need it, and the review page asks for it
+    once (a sign-in form; a same-site cookie then opens the page's label
+    buttons, and only those). The page's buttons take posts from the page
+    itself only, never from another site's. `neardup evaluate PAIRS
+    --labels FILE` scores a report against the labels. Ctrl-C stops it.
 
     \b
     Examples:
       neardup serve
+      neardup serve --pairs pairs.tsv --labels labels.tsv
       neardup serve --port 9000 --solr-url http://127.0.0.1:8983/solr/products
-      neardup serve --host 0.0.0.0 --token-file token.txt
+      neardup serve --host 0.0.0.0 --token-file token.txt --pairs pairs.tsv
     """
     from .. import service
 
     token = service.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
     service.check_bind(host, token)
 
+    labels = LabelStore(labels_file, on_bad=lambda bad: say(f"skipped {bad}"))
+    clusters = PairClusters(pairs) if pairs is not None else None
+
     shown = f"[{host}]" if ":" in host else host
     say(f"serving {solr.url} on http://{shown}:{port} (API described at /docs)"
         + ("; writes need the token" if token else ""))
-    service.serve(NearDuplicates(solr), host=host, port=port, token=token, log_level=log_level)
+    say(f"labels in {labels_file} ({len(labels.labels())} so far)"
+        + ("" if clusters is None else f"; the review page lists the {len(clusters.current()[0])} clusters of {pairs}"))
+    service.serve(NearDuplicates(solr), host=host, port=port, token=token, labels=labels, pairs=clusters,
+                  log_level=log_level)
