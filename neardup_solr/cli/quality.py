@@ -56,8 +56,8 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       -> found=65 true=61 precision=0.938 recall=0.545 f1=0.689
       neardup evaluate pairs.tsv --labels labels.tsv
-      -> labels: 40 pairs same, 12 different; 114 pairs reported, 45 of them labeled (38 same, 7 different)
-      -> labeled: found=114 judged=45 true=38 false=7 same=40 precision=0.844 recall=0.950 f1=0.894
+      -> labels: 3 pairs same, 4 different; 114 pairs reported, 7 of them labeled (3 same, 4 different)
+      -> labeled: found=114 judged=7 true=3 false=4 same=3 precision=0.429 recall=1.000 f1=0.600
     """
     if gold is None and labels is None:
         raise click.UsageError("give --gold, --labels or both")
