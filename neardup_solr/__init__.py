@@ -44,8 +44,9 @@ The pipeline, one module each, in order::
   the command line shows and measures;
 - ``api``: :class:`NearDuplicates`, the public API; ``progress``,
   ``errors``: what its calls report; on top of it ``service``: the API
-  over HTTP (``neardup serve``, with ``review``, its review page), and
-  ``cli``: the ``neardup`` command.
+  over HTTP (``neardup serve``, with ``review``, its review page, and
+  ``labels``, the same / different labels a person gives pairs there),
+  and ``cli``: the ``neardup`` command.
 """
 
 from .api import NearDuplicates

@@ -109,6 +109,8 @@ def test_add_query_delete_and_the_new_records_pairs(core):
     matches = nd.query(RECORDS[0][1], exclude="1")
     assert [m.id for m in matches] == ["2"]
     assert [m.id for m in nd.query(RECORDS[0][1], limit=None)] == ["1", "2"]
+    assert nd.texts(["6", "absent", "1"]) == {"6": more[0][1], "1": RECORDS[0][1]}
     assert nd.delete(["6", "absent"]) == ["6"]
+    assert nd.texts(["6"]) == {}
     assert nd.pairs_of([RECORDS[4]]) == []
     assert [c.members for c in nd.clusters()] == [("1", "2"), ("3", "4")]
