@@ -276,7 +276,8 @@ def _label_cells(state: State, a: str, b: str, labeling: Labeling, anchor: str) 
                       f'aria-pressed="{"true" if word == value else "false"}">{value}</button>'
                       for value in (SAME, DIFFERENT))
     fields = {"a": a, "b": b, "anchor": anchor} | state.fields()
-    return cells + f'<td><form method="post" action="{LABEL_ACTION}" class="label">{_hidden(fields)}{buttons}</form></td>'
+    form = f'<form method="post" action="{LABEL_ACTION}" class="label">{_hidden(fields)}{buttons}</form>'
+    return f"{cells}<td>{form}</td>"
 
 
 def _clusters(state: State, shown: ClusterPage, labeling: Labeling | None) -> list[str]:

@@ -631,8 +631,8 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     import uvicorn
 
     check_bind(host, token)
-    config = uvicorn.Config(create_app(nd, token=token, labels=labels, pairs=pairs), host=host, port=port, log_level=log_level,
-                            server_header=False)
+    app = create_app(nd, token=token, labels=labels, pairs=pairs)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False)
     server = uvicorn.Server(config)
     with _port_errors(host, port):
         server.run()
