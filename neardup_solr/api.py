@@ -196,7 +196,8 @@ class NearDuplicates:
         return self._search(threshold).pairs_with(as_records(records), progress=progress)
 
     def pairs(self, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+              labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
+              warn: Callable[[str], None] = lambda _: None) -> Verified:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`.
@@ -204,6 +205,9 @@ class NearDuplicates:
         Args:
             threshold: a fixed smallest similarity instead of the model's cut.
             max_bucket: skip band keys held by more records than this.
+            labels: pairs a person labeled, ``{frozenset((a, b)): same}``
+                (as :func:`neardup_solr.labels.read_labels` reads them); they
+                sharpen the model, which keeps them for :meth:`query`.
             progress: told of "colliding bands", then "verifying candidates".
             warn: told, in a sentence, of band keys skipped.
 
@@ -218,7 +222,8 @@ class NearDuplicates:
         Raises:
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        verified = lsh_pairs(self.solr, threshold=threshold, max_bucket=max_bucket, progress=progress, warn=warn)
+        verified = lsh_pairs(self.solr, threshold=threshold, max_bucket=max_bucket, labels=labels, progress=progress,
+                             warn=warn)
         save_model(self.solr, verified.model)
         self._changed()
         return verified

@@ -16,7 +16,7 @@ many workers ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 
@@ -25,7 +25,7 @@ import numpy as np
 from .bands import band_prefix
 from .collisions import MAX_BUCKET, Candidates, Skipped, buckets, pair_up
 from .documents import IndexSettings
-from .model import MatchModel, fit, histogram
+from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair
 from .parallel import cores, forked_map
 from .progress import Progress, Tally
@@ -58,7 +58,8 @@ class Verified:
 
 
 def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+              labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
+              warn: Callable[[str], None] = lambda _: None) -> Verified:
     """Every pair sharing a band key (or its MD5), scored; a match model fitted
     to all their similarities and number agreements; the pairs it calls
     matches (or those at or above ``threshold``).
@@ -74,6 +75,10 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         threshold: a fixed smallest similarity instead of the model's cut.
         max_bucket: band keys held by more records than this are skipped
             (and ``warn`` told how many); ``None`` keeps every key.
+        labels: pairs a person labeled (``True``: the same), which sharpen
+            the fitted model (:func:`neardup_solr.model.with_labels`) and are
+            kept (probability 1) or left out as labeled; only those that are
+            candidates count (``warn`` is told of the others).
         progress: told of the steps "colliding bands" (one unit a band) and
             "verifying candidates" (one unit a candidate pair).
         warn: told, in a sentence, of keys skipped.
@@ -98,9 +103,20 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
     scores, levels = _scored(found, vectors, check, tick)
     model = fit(histogram(scores, levels))
+    keep = model.keeps(scores, levels, threshold)
+    if labels:
+        labeled, same = _labeled(found, labels, warn)
+        model = with_labels(model, histogram(scores[labeled[same]], levels[labeled[same]]),
+                            histogram(scores[labeled[~same]], levels[labeled[~same]]))
+        keep = model.keeps(scores, levels, threshold)
+        # A labeled pair is what its label says, whatever its cell's probability.
+        keep[labeled] = same
     cut = model.cut if threshold is None else threshold
-    kept = np.flatnonzero(model.keeps(scores, levels, threshold))
+    kept = np.flatnonzero(keep)
     probabilities = model.probabilities(scores[kept], levels[kept])
+    if labels:
+        for at in np.flatnonzero(np.isin(kept, labeled)).tolist():
+            probabilities[at] = 1.0
 
     def made(span: tuple[int, int]) -> list[Pair]:
         pairs = []
@@ -131,6 +147,27 @@ def _candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "a larger bucket limit includes them")
     return found, texts
+
+
+def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
+             warn: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates a person labeled (their positions) and which of them
+    were labeled the same; ``warn`` is told of labeled pairs that are not
+    candidates."""
+    position = {record_id: i for i, record_id in enumerate(found.ids)}
+    width = len(found.ids)
+    keys = found.left.astype(np.int64) * width + found.right.astype(np.int64)
+    wanted: dict[int, bool] = {}
+    for pair, is_same in labels.items():
+        ends = [position.get(record_id) for record_id in pair]
+        if len(ends) == 2 and None not in ends:
+            wanted[ends[0] * width + ends[1]] = is_same
+            wanted[ends[1] * width + ends[0]] = is_same
+    hits = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.int64, len(wanted))))
+    if len(hits) < len(labels):
+        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
+             "and do not count")
+    return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
 
 
 def _scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck,

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
+from neardup_solr.documents import load_model
 from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
 
@@ -251,3 +252,41 @@ def test_progress_shows_on_a_terminal_only_and_quiet_hides_it(core, tmp_path, co
     assert not any(bar in shown for bar in bars) and shown.strip(), shown  # the summary line stays
     piped = run_cli(*args)
     assert piped.returncode == 0 and not any(bar in piped.stderr for bar in bars), piped.stderr
+
+
+def test_labels_sharpen_the_next_report_and_labeled_pairs_follow_their_labels(solr_node, restaurant_records,
+                                                                              restaurants_dir, tmp_path):
+    """The report's pairs that the known matches call false, labeled
+    different, are left out of the next report; the true pair it was least
+    sure of, labeled same, is kept with probability 1; a true pair the LSH
+    never proposed counts for nothing, and the report says so; the model
+    says it was sharpened, and keeps the labels with the index."""
+    gold = {frozenset(line.split("\t")[:2]) for line in (restaurants_dir / "gold_pairs.tsv").read_text().splitlines()}
+    core = create_core(solr_node)
+    try:
+        assert run_cli("index", str(restaurant_records), "--solr-url", core.url).returncode == 0
+        assert run_cli("report", str(tmp_path / "all.tsv"), "--threshold", "0", "--solr-url", core.url).returncode == 0
+        candidates = {frozenset(line.split("\t")[:2]) for line in (tmp_path / "all.tsv").read_text().splitlines()}
+        assert run_cli("report", str(tmp_path / "before.tsv"), "--solr-url", core.url).returncode == 0
+        before = [line.split("\t") for line in (tmp_path / "before.tsv").read_text().splitlines()]
+        false = [row[:2] for row in before if frozenset(row[:2]) not in gold]
+        least_sure = min((row for row in before if frozenset(row[:2]) in gold), key=lambda row: float(row[4]))
+        never = sorted(next(iter(pair for pair in gold if pair not in candidates)))
+        assert false and float(least_sure[4]) < 1.0
+        labels = tmp_path / "labels.tsv"
+        labels.write_text("".join(f"{a}\t{b}\tdifferent\n" for a, b in false)
+                          + "{}\t{}\tsame\n".format(*least_sure[:2]) + "{}\t{}\tsame\n".format(*never))
+        done = run_cli("report", str(tmp_path / "after.tsv"), "--labels", str(labels), "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        assert f"1 of {len(false) + 2} labeled pairs are not candidate pairs" in done.stderr
+        assert f"sharpened by 1 pairs labeled the same, {len(false)} different" in done.stderr
+        after = {frozenset(line.split("\t")[:2]): line.split("\t") for line in
+                 (tmp_path / "after.tsv").read_text().splitlines()}
+        assert not any(frozenset(pair) in after for pair in false)
+        assert float(after[frozenset(least_sure[:2])][4]) == 1.0 and frozenset(never) not in after
+        summary = json.loads((tmp_path / "after.model.json").read_text())
+        assert summary["labeled"] == {"same": 1, "different": len(false)}
+        kept = load_model(Solr(core.url))
+        assert kept is not None and sum(map(sum, kept.different)) == len(false) and sum(map(sum, kept.same)) == 1
+    finally:
+        drop_core(core)

@@ -18,6 +18,7 @@ from ..candidates import SHINGLES
 from ..collisions import MAX_BUCKET
 from ..documents import LSH_SHINGLES, IndexSettings
 from ..indexer import BATCH_SIZE
+from ..labels import read_labels
 from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
 from ..outputs import atomic_output, match_table, pair_table, write_table
@@ -148,11 +149,14 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
               help="Candidates verified per record (reference modes).")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
               help="Skip band keys held by more records than this (default mode).")
+@click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A labels file (`neardup serve --labels`: `id_a<TAB>id_b<TAB>same|different`): its pairs "
+                   "sharpen the fitted model (default mode).")
 @output_options
 @solr_connection
 @quiet_option
 def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, rows: int, max_bucket: int,
-           out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
+           labels: Path | None, out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
@@ -166,7 +170,8 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     band key of the repaired text's character 3-grams (no blocking), scores
     each pair by a soft, rarity- and position-weighted cosine similarity,
     and fits a two-class model (matches and non-matches) to the scores of
-    all candidates, without labels. It keeps the pairs whose probability of
+    all candidates, without labels (--labels: pairs a person labeled
+    sharpen it). It keeps the pairs whose probability of
     being a match is at least 0.5 (or, with --threshold, whose similarity
     reaches it), prints the cut and the estimated precision and recall, and
     keeps the model with the index for `query` and beside OUT (OUT with
@@ -180,6 +185,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report pairs.csv --with-text
       neardup report pairs.jsonl.gz
       neardup report --threshold 0.6 pairs.tsv
+      neardup report --labels labels.tsv pairs.tsv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
@@ -187,7 +193,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     nd = NearDuplicates(solr)
     if mode == "lsh":
         with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
-            verified = nd.pairs(threshold=threshold, max_bucket=max_bucket,
+            verified = nd.pairs(threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None)
@@ -203,6 +209,13 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+
+
+def _labels(path: Path | None) -> dict[frozenset[str], bool] | None:
+    """The labels file's labels; a bad line is said and skipped, the others count."""
+    if path is None:
+        return None
+    return read_labels(path, on_bad=lambda bad: say(f"skipped {bad}"))
 
 
 @contextmanager
@@ -229,8 +242,12 @@ def model_line(about: dict) -> str:
     else:
         levels = "".join(f"; {name}: {_cut_text(cut, 'none')}" for name, cut in about.get("level_cuts", {}).items())
         how = f"cut {_cut_text(about['cut'])} (match probability >= 0.5{levels})"
+    labeled = about.get("labeled") or {}
+    sharpened = (f"; sharpened by {labeled['same']} pairs labeled the same, {labeled['different']} different"
+                 if sum(labeled.values()) else "")
     return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs among {about['candidates']} "
-            f"candidates; estimated precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
+            f"candidates; estimated precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}"
+            f"{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:
