@@ -387,14 +387,11 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
         return MatchModel(float(copies.sum() / total), tuple(counts), tuple(copies), tuple(single * total),
                           tuple(float(k == BINS - 1) for k in range(BINS)), rounds, gain)
 
-    best = None
-    for start in STARTS:
-        found = _em(counts, (np.arange(BINS) >= int(start * BINS)).astype(np.float64))
-        if found is not None and (best is None or found[0] > best[0]):
-            best = found
-    if best is None:
+    fits = [found for start in STARTS
+            if (found := _em(counts, (np.arange(BINS) >= int(start * BINS)).astype(np.float64))) is not None]
+    if not fits:
         return only_copies()
-    likelihood, prior, m, u, r, rounds = best
+    likelihood, prior, m, u, r, rounds = _averaged(fits)
     gain = likelihood - _log_likelihood(counts, single)
     # A second class must pay for itself as the Bayesian information
     # criterion asks: half ln(n) of log-likelihood for each of its two more
@@ -496,6 +493,20 @@ def _recalibration(logits: np.ndarray, same: np.ndarray, different: np.ndarray) 
             break
     # A scale at or below 0 would turn the order of the cells around.
     return float(params[0]), float(max(params[1], MIN_SCALE))
+
+
+def _averaged(fits: list[tuple]) -> tuple:
+    """The fits from several starts, each weighted by its likelihood
+    (``exp(log-likelihood - best)``): a start far less likely counts for
+    nothing, and two starts that end on one ridge of the likelihood, a few
+    hundredths of a nat apart, count alike, so a cut does not jump with
+    which of them happened to stop a hair higher."""
+    best = max(fit[0] for fit in fits)
+    weights = np.array([math.exp(fit[0] - best) for fit in fits])
+    weights /= weights.sum()
+    prior = float(sum(w * fit[1] for w, fit in zip(weights, fits)))
+    shapes = [sum(w * fit[k] for w, fit in zip(weights, fits)) for k in (2, 3, 4)]
+    return (best, prior, *shapes, max(fit[5] for fit in fits))
 
 
 def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.similarity import AGREEMENT, CLOSE, CloseWords, Weights, number_agreement, numbers, similarity
+from neardup_solr.similarity import AGREEMENT, CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
 
 
 def soft(a, b):
@@ -70,13 +70,18 @@ def test_a_typo_costs_a_little_not_the_whole_word():
 
 
 @given(st.lists(st.text(alphabet="abcdeilnorstuvy", min_size=1, max_size=9), max_size=25))
-def test_close_words_are_those_within_jaro_winkler_0_9(words):
+def test_close_words_are_those_within_jaro_winkler_close(words):
     close = CloseWords(words).close
     for word in set(words):
-        expected = {other for other in set(words) - {word} if Levenshtein.jaro_winkler(word, other) >= CLOSE}
-        assert {other for other, _ in close.get(word, [])} == expected
-        for other, score in close.get(word, []):
+        expected = {other for other in set(words) - {word}
+                    if Levenshtein.jaro_winkler(word, other) >= CLOSE - ROUNDING}
+        assert set(close.get(word, {})) == expected
+        for other, score in close.get(word, {}).items():
             assert score == pytest.approx(Levenshtein.jaro_winkler(word, other))
+
+
+def test_a_typo_in_a_short_leading_word_is_close():
+    assert set(CloseWords(["iris", "irts", "a", "aa", "john", "mary"]).close) == {"iris", "irts", "a", "aa"}
 
 
 def agreement_reference(a: list[str], b: list[str]) -> int:
