@@ -57,7 +57,8 @@ from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
 from . import documents, generate, people
-from .run import bench_solr, machine, run_cli
+from .results import machine
+from .run import bench_solr, run_cli
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

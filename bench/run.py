@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -43,7 +42,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from importlib.metadata import version
 from pathlib import Path
 
 import mmh3
@@ -64,10 +62,10 @@ from . import documents, solr_peer
 from .cpu import CpuSampler
 from .generate import generate
 from .peer import lsh_shingles
+from .results import add_section, free_port, machine
 
 HERE = Path(__file__).resolve().parent
 PERMUTATIONS = 128
-RUNS_MARKER = "<!-- bench.run adds each run's section below this line, newest first -->"
 
 
 @dataclass(frozen=True)
@@ -172,7 +170,7 @@ def bench_node(url: str | None, home: Path | None = None):
         yield Node(url, None, home)
         return
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as folder:
-        node = local_solr.start(Path(folder), _free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
+        node = local_solr.start(Path(folder), free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
         try:
             yield Node(node.url, node.pid, Path(folder) / "home")
         finally:
@@ -184,27 +182,6 @@ def bench_solr(url: str | None):
     """The given Solr's core URL, or a fresh local one's for the run."""
     with bench_node(url) as node:
         yield node.url
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def machine(solr: Solr, packages: tuple[str, ...] = ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")
-            ) -> dict[str, str]:
-    info = solr.get(solr.admin_url("info/system"))
-    memory = next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
-    return {
-        "cores": str(os.cpu_count()), "memory": f"{int(memory.split()[1]) / 2**20:.1f} GiB",
-        "python": platform.python_version(),
-        **{name: version(name) for name in packages},
-        "solr": info["lucene"]["solr-spec-version"],
-        "java": info["jvm"]["version"], "os": platform.platform(),
-    }
 
 
 def said(stderr: str, prefix: str) -> str | None:
@@ -482,24 +459,6 @@ def time_table(results: dict) -> list[str]:
           + f" | {p['jvm']:.0%} | {p['python']:.0%} | {p['other']:.0%} |" for p in phases),
         "",
     ]
-
-
-HEADER = """# Benchmark results
-
-`python -m bench.run --corpus records|documents --n N` adds a section here for each run, newest first;
-earlier runs stay, each with the command that made it.
-
-""" + RUNS_MARKER + "\n"
-
-
-def add_section(out: Path, section: str) -> None:
-    """Put this run's section first under the marker, keeping everything else."""
-    text = out.read_text() if out.exists() else HEADER
-    if RUNS_MARKER not in text:
-        text = text.rstrip("\n") + "\n\n" + RUNS_MARKER + "\n"
-    before, after = text.split(RUNS_MARKER, 1)
-    out.write_text(before + RUNS_MARKER + "\n\n" + section + after.lstrip("\n") if after.strip()
-                   else before + RUNS_MARKER + "\n\n" + section)
 
 
 def main() -> None:

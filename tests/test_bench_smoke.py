@@ -6,7 +6,7 @@ import subprocess
 import sys
 from urllib.parse import urlsplit
 
-from bench.run import add_section
+from bench.results import add_section
 from conftest import ROOT, _homes
 
 
