@@ -61,10 +61,26 @@ def _processes() -> dict[int, tuple[int, int, int]]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue  # ended while we looked
-        fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces and brackets
-        # fields[0] is field 3 of proc(5): state; ppid is 4, utime..cstime are 14..17.
+        fields = _fields(stat)
         found[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
     return found
+
+
+def _fields(stat: str) -> list[str]:
+    """The fields of a /proc/<pid>/stat after the command name, which may
+    hold spaces and brackets: [0] is field 3 of proc(5), the state; the
+    parent's pid is 4, utime..cstime are 14..17."""
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """A live process's own CPU time so far, all its threads, user and
+    system, in seconds; None once it has ended, or without /proc."""
+    try:
+        fields = _fields((PROC / str(pid) / "stat").read_text())
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def _peak_kb(pid: int) -> tuple[str, int] | None:

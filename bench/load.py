@@ -2,12 +2,27 @@
 
 ``python -m bench.load --solr-url URL --records bench/data/100000/records.txt``
 runs ``--clients`` processes (8 by default) for ``--seconds`` (30), each
-asking, one record after another, for the near duplicates of random records
-of the file through the ``neardup query`` path (``OnlineSearch.find``, two
-Solr requests and the verification). Processes, not threads, so the
-clients' own Python work does not queue on one interpreter lock and the
-latencies are those a client sees. Every failure counts as an error; the
-run exits 1 if there was any. Index the records first (``neardup index
+asking, one request after another, for the near duplicates of random
+records of the file. Two modes:
+
+- ``--mode in-process`` (the default): the ``neardup query`` path in each
+  client (``OnlineSearch.find``, two Solr requests and the verification);
+- ``--mode http``: the duplicate-check service over real HTTP. The run
+  starts ``neardup serve`` against the core (on ``--port``, default a free
+  one) and stops it afterwards, or uses a running one (``--service-url``);
+  each client, with a keep-alive HTTP session of its own, sends ``GET
+  /records/{id}/duplicates``.
+
+With ``--text-share`` that share of the requests asks by text instead (``GET
+/duplicates?text=`` with a record's text; in process, ``find`` without
+leaving the record out). Processes, not threads, so the clients' own Python
+work does not queue on one interpreter lock and the latencies are those a
+client sees. Every failure counts as an error (an exception, an answer other
+than 200, an answer for another query); the run exits 1 if there was any.
+Given the records' known pairs (``--truth``, by default ``true_pairs.tsv``
+beside the records), it also counts the answers that hold every known
+duplicate of their record. It adds a section to ``bench/RESULTS.md``
+(``--out``) as ``bench.run`` does. Index the records first (``neardup index
 FILE --solr-url URL``, or ``python -m bench.run`` which leaves its index).
 """
 
@@ -16,79 +31,386 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
+import requests
 
-from neardup_solr.search import OnlineSearch
+from neardup_solr.documents import MODEL_PROPERTY
+from neardup_solr.errors import NeardupError
+from neardup_solr.evaluate import read_gold
 from neardup_solr.records import RecordReader
+from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
 
+from .cpu import cpu_seconds
+from .results import add_section, free_port, machine
 
-def client(url: str, records: list[tuple[str, str]], seconds: float, seed: int, start: float) -> dict:
-    """One client's latencies (ms) and errors, from ``start`` for ``seconds``."""
+HERE = Path(__file__).resolve().parent
+MODES = ("in-process", "http")
+# What a client asks: by a record (the record itself left out of the answer), or by its text.
+KINDS = ("record", "text")
+LABELS = {"http": {"record": "GET /records/{id}/duplicates", "text": "GET /duplicates?text={its text}"},
+          "in-process": {"record": "find(text, exclude=id)", "text": "find(text)"}}
+# Seconds a client waits for one answer: far above any latency measured, so
+# only a service or Solr that hangs runs into it (and that is an error).
+TIMEOUT = 30
+# Seconds the started service gets to answer /health: it imports the web
+# framework and asks Solr, on a machine the run may be sharing.
+SERVICE_START = 120
+FIRST_ERRORS = 5  # error messages each client keeps; all are counted
+
+
+class Failed(Exception):
+    """An answer that counts as an error."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every client is given: whom to ask, about which records, when."""
+
+    mode: str
+    target: str  # the core's URL (in process) or the service's
+    records: list[tuple[str, str]]
+    known: dict[str, frozenset[str]]  # a record's id -> the ids of its known duplicates
+    text_share: float
+    start: float  # time.time() when the clock starts; until then requests are untimed
+    seconds: float
+
+
+Ask = Callable[[str, str, str], list[str]]  # (kind, id, text) -> the ids found
+
+
+def in_process(solr_url: str) -> Ask:
+    search = OnlineSearch(Solr(solr_url, timeout=TIMEOUT, retries=0))
+
+    def ask(kind: str, record_id: str, text: str) -> list[str]:
+        return [m.id for m in search.find(text, exclude=record_id if kind == "record" else None)]
+    return ask
+
+
+def over_http(service_url: str) -> Ask:
+    session = requests.Session()
+    # Proxies and CA bundles from the environment, read once instead of on every request.
+    session.trust_env = False
+
+    def ask(kind: str, record_id: str, text: str) -> list[str]:
+        if kind == "record":
+            answer = session.get(f"{service_url}/records/{quote(record_id, safe='')}/duplicates", timeout=TIMEOUT)
+        else:
+            answer = session.get(f"{service_url}/duplicates", params={"text": text}, timeout=TIMEOUT)
+        if answer.status_code != 200:
+            raise Failed(f"HTTP {answer.status_code}: {answer.text}")
+        body = answer.json()
+        if body["query"].get("id" if kind == "record" else "text") != (record_id if kind == "record" else text):
+            raise Failed(f"an answer for another query: {body['query']}")
+        return [m["id"] for m in body["matches"]]
+    return ask
+
+
+ASKERS: dict[str, Callable[[str], Ask]] = {"in-process": in_process, "http": over_http}
+
+
+def client(plan: Plan, seed: int) -> dict:
+    """One client's latencies (ms) by kind, its errors, and how many of its
+    answers for records with known duplicates held all of them."""
     pick = random.Random(seed)
-    took: list[float] = []
-    errors: list[str] = []
+    took: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    done = {"took": took, "errors": 0, "first_errors": [], "checked": 0, "complete": 0}
     try:
-        search = OnlineSearch(Solr(url, timeout=30, retries=0))
+        ask = ASKERS[plan.mode](plan.target)
     except Exception as error:  # a client that cannot even start is an error too
-        return {"took": took, "errors": [f"{type(error).__name__}: {error}"[:200]]}
-    while time.time() < start:
-        time.sleep(0.01)
-    end = start + seconds
-    while (now := time.perf_counter()) and time.time() < end:
-        record_id, text = pick.choice(records)
+        return done | {"errors": 1, "first_errors": [f"{type(error).__name__}: {error}"[:200]]}
+    end = plan.start + plan.seconds
+    while (now := time.time()) < end:
+        timed = now >= plan.start
+        kind = "text" if pick.random() < plan.text_share else "record"
+        record_id, text = pick.choice(plan.records)
+        started = time.perf_counter()
         try:
-            search.find(text, exclude=record_id)
+            found = ask(kind, record_id, text)
         except Exception as error:  # every failure is the measurement
-            errors.append(f"{type(error).__name__}: {error}"[:200])
+            if timed:
+                done["errors"] += 1
+                if len(done["first_errors"]) < FIRST_ERRORS:
+                    done["first_errors"].append(f"{type(error).__name__}: {error}"[:200])
             continue
-        took.append((time.perf_counter() - now) * 1000)
-    return {"took": took, "errors": errors}
+        if timed:
+            took[kind].append((time.perf_counter() - started) * 1000)
+            if wanted := plan.known.get(record_id):
+                done["checked"] += 1
+                done["complete"] += wanted <= set(found)
+    return done
 
 
-def run(url: str, records_file: Path, clients: int, seconds: float, sample: int, seed: int) -> dict:
-    records = [(r.id, r.text) for _, r in zip(range(sample), RecordReader(records_file))]
-    start = time.time() + 3  # every client connected and warm before the clock runs
+def known_duplicates(truth: Path | None, ids: set[str]) -> dict[str, frozenset[str]]:
+    """For each of ``ids`` in a known pair of ``truth``, the ids it pairs with."""
+    found: dict[str, set[str]] = {}
+    for pair in read_gold(truth) if truth else ():
+        for one in pair & ids:
+            found.setdefault(one, set()).update(pair - {one})
+    return {record_id: frozenset(others) for record_id, others in found.items()}
+
+
+def spread(took: list[float]) -> dict[str, float]:
+    """How many requests, and their latency percentiles (ms)."""
+    if not took:
+        return {"requests": 0}
+    ms = np.array(took)
+    return {"requests": int(ms.size), **{f"p{q}": float(np.percentile(ms, q)) for q in (50, 95, 99)},
+            "max": float(ms.max())}
+
+
+def drive(plan: Plan, clients: int, seed: int, service_pid: int | None) -> dict:
+    """Run the clients; their figures together, and the service's CPU share of one core while they ran."""
     with multiprocessing.get_context("spawn").Pool(clients) as pool:
-        results = pool.starmap(client, [(url, records, seconds, seed + i, start) for i in range(clients)])
-    took = np.array([t for r in results for t in r["took"]])
-    errors = [e for r in results for e in r["errors"]]
-    return {
-        "clients": clients, "seconds": seconds, "queries": int(took.size),
-        "queries_per_client": [len(r["took"]) for r in results], "errors": len(errors),
-        "first_errors": errors[:5], "queries_per_second": took.size / seconds,
-        "p50_ms": float(np.percentile(took, 50)) if took.size else None,
-        "p99_ms": float(np.percentile(took, 99)) if took.size else None,
-        "max_ms": float(took.max()) if took.size else None,
+        waiting = pool.starmap_async(client, [(plan, seed + i) for i in range(clients)])
+        time.sleep(max(0.0, plan.start - time.time()))
+        cpu_start, started = None if service_pid is None else cpu_seconds(service_pid), time.time()
+        results = waiting.get()
+        cpu_end, ended = None if service_pid is None else cpu_seconds(service_pid), time.time()
+    took = {kind: [t for r in results for t in r["took"][kind]] for kind in KINDS}
+    requests_done = sum(map(len, took.values()))
+    figures = {
+        "requests": requests_done, "requests_per_client": [sum(map(len, r["took"].values())) for r in results],
+        "requests_per_second": requests_done / plan.seconds, "errors": sum(r["errors"] for r in results),
+        "first_errors": [e for r in results for e in r["first_errors"]][:FIRST_ERRORS],
+        "latency_ms": {"all": spread([t for kind in KINDS for t in took[kind]]),
+                       **{kind: spread(took[kind]) for kind in KINDS if took[kind]}},
+        "known": {"checked": sum(r["checked"] for r in results), "complete": sum(r["complete"] for r in results)},
+        "service_cpu": None,
     }
+    if cpu_start is not None and cpu_end is not None:
+        figures["service_cpu"] = (cpu_end - cpu_start) / (ended - started)
+    return figures
+
+
+@contextmanager
+def service(solr_url: str, port: int | None) -> Iterator[tuple[str, int]]:
+    """``neardup serve`` against ``solr_url`` in a child process: its URL and
+    pid once ``/health`` answers 200; stopped afterwards."""
+    url = f"http://127.0.0.1:{port or free_port()}"
+    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: a pipe nobody reads can fill and stall it
+        process = subprocess.Popen([sys.executable, "-m", "neardup_solr", "serve", "--port", url.rsplit(":", 1)[1],
+                                    "--solr-url", solr_url, "--log-level", "warning"],
+                                   stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            wait_for(url, process, log)
+            yield url, process.pid
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_for(url: str, process: subprocess.Popen, log) -> None:
+    """Until the service at ``url`` answers /health with 200; ends the run if it cannot."""
+    deadline = time.monotonic() + SERVICE_START
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            healthy(url)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    log.seek(0)
+    raise SystemExit(f"the service did not start listening on {url}: {log.read().strip()[-500:]}")
+
+
+def healthy(url: str) -> dict:
+    """What the service at ``url`` says on /health; ends the run unless it answers 200."""
+    health = requests.get(f"{url}/health", timeout=TIMEOUT)
+    if health.status_code != 200:
+        raise SystemExit(f"the service at {url} is not healthy: {health.text}")
+    return health.json()
+
+
+@contextmanager
+def target(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
+    """Whom the clients ask (the core or the service), the core's URL, and
+    the pid of the service when this run started it."""
+    if args.mode == "in-process":
+        yield args.solr_url, args.solr_url, None
+    elif args.service_url:
+        url = args.service_url.rstrip("/")
+        yield url, args.solr_url or healthy(url)["url"], None
+    else:
+        with service(args.solr_url, args.port) as (url, pid):
+            yield url, args.solr_url, pid
+
+
+def run(args: argparse.Namespace, command: str) -> dict:
+    records = [(r.id, r.text) for _, r in zip(range(args.sample), RecordReader(args.records))]
+    truth = args.truth or (args.records.parent / "true_pairs.tsv")
+    known = known_duplicates(truth if truth.is_file() else None, {record_id for record_id, _ in records})
+    with target(args) as (asked, solr_url, service_pid):
+        about = {"command": command, "mode": args.mode, "clients": args.clients, "seconds": args.seconds,
+                 "warm_up": args.warm_up, "text_share": args.text_share, "sampled": len(records),
+                 "started_service": service_pid is not None, "truth": truth.name if known else None,
+                 "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "revision": revision(),
+                 **index_facts(Solr(solr_url, timeout=TIMEOUT)), "load_before": os.getloadavg()}
+        # Time for every client to start and warm up (connections, Solr's caches) before the clock runs.
+        plan = Plan(args.mode, asked, records, known, args.text_share, time.time() + args.warm_up, args.seconds)
+        figures = drive(plan, args.clients, args.seed, service_pid)
+        return about | figures | {"load_after": os.getloadavg()}
+
+
+def index_facts(solr: Solr) -> dict:
+    """How many records the core holds, whether a match model is kept with
+    it, and the machine; ``None`` each when Solr cannot tell (the clients'
+    errors will say why)."""
+    try:
+        return {"records_indexed": solr.count(), "model_kept": bool(solr.user_properties().get(MODEL_PROPERTY)),
+                "machine": machine(solr, packages=("numpy", "requests", "fastapi", "uvicorn", "pysolr",
+                                                   "neardup-solr"))}
+    except NeardupError:
+        return {"records_indexed": None, "model_kept": None, "machine": None}
+
+
+def revision() -> str | None:
+    """The checkout's commit (and whether it had changes), when it is a git checkout."""
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, cwd=HERE)
+    except OSError:  # no git on this machine
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def summary(result: dict) -> str:
+    """The run in one line, as it is printed."""
+    lat = result["latency_ms"]["all"]
+    line = (f"{result['clients']} clients, {result['seconds']:g} s, {result['mode']}: {result['requests']:,} "
+            f"requests ({result['requests_per_second']:.0f}/s), {result['errors']} errors")
+    if lat["requests"]:
+        line += f", p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, p99 {lat['p99']:.1f} ms, max {lat['max']:.1f} ms"
+    known = result["known"]
+    if known["checked"]:
+        line += f"; {known['complete']:,} of {known['checked']:,} answers held every known duplicate"
+    return line + f"; load average {' '.join(f'{v:.2f}' for v in result['load_after'])} at the end"
+
+
+def markdown(result: dict) -> str:
+    n, m = result["records_indexed"], result["machine"]
+    title = "Service load over HTTP" if result["mode"] == "http" else "Online query load in process"
+    labels = LABELS[result["mode"]]
+    rows = [(labels.get(kind, "all requests"), figures) for kind, figures in result["latency_ms"].items()]
+    known = result["known"]
+    lines = [
+        f"## {title}, n = {n:,} ({result['date']})",
+        "",
+        f"`{result['command']}`: {what_ran(result)}",
+        "",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ". Load average (1, 5, 15 min): "
+        f"{' / '.join(f'{v:.2f}' for v in result['load_before'])} before the clients started (the machine's other "
+        f"work), {' / '.join(f'{v:.2f}' for v in result['load_after'])} when they ended. Every figure below is one "
+        "measurement under that load.",
+        "",
+        "| requests | count | per second | p50 ms | p95 ms | p99 ms | max ms |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| {name} | {f['requests']:,} | {f['requests'] / result['seconds']:.0f} | "
+          + " | ".join(f"{f[k]:.1f}" for k in ("p50", "p95", "p99", "max")) + " |" for name, f in rows),
+        "",
+        f"Errors: {result['errors']:,} (every exception, answer other than 200 and answer for another query counts)."
+        + (f" Answers holding every known duplicate of their record (`{result['truth']}`): {known['complete']:,} of "
+           f"{known['checked']:,}." if known["checked"] else ""),
+        "",
+        f"neardup-solr at commit {result['revision']}." if result["revision"] else "",
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def what_ran(result: dict) -> str:
+    """What the clients did, against what, in a few sentences."""
+    labels, share = LABELS[result["mode"]], result["text_share"]
+    index = (f"a Solr core of {result['records_indexed']:,} records ({'a' if result['model_kept'] else 'no'} match "
+             "model kept with the index)")
+    if result["mode"] == "http":
+        cpu = result["service_cpu"]
+        server = ("`neardup serve`, one process, started by the run" + ("" if cpu is None else
+                  f" (its CPU time while the clock ran: {cpu:.0%} of one core)") if result["started_service"]
+                  else "a running `neardup serve`")
+        asked = f"over a keep-alive HTTP session of its own to {server} serving {index}: `{labels['record']}`"
+    else:
+        asked = (f"in its own process, through `OnlineSearch.find` (the `neardup query` path) on {index}: "
+                 f"`{labels['record']}`")
+    if share:
+        asked += f", or for {share:.0%} of the requests `{labels['text']}`"
+    return (f"{result['clients']} client processes for {result['seconds']:g} s, each sending one request after "
+            f"another {asked}, for random records among the first {result['sampled']:,} of the file. A latency is "
+            "a request's wall time in its client, from sending it to the decoded answer; each client sent untimed "
+            f"requests for the first {result['warm_up']:g} s.")
+
+
+def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The command that makes this run again, as the results file shows it:
+    where Solr and the service live left as placeholders."""
+    shown = ["python -m bench.load", "--mode", args.mode]
+    if args.mode == "in-process" or not args.service_url:
+        shown += ["--solr-url", "URL"]
+    if args.service_url:
+        shown += ["--service-url", "URL"]
+    shown += ["--records", shown_path(args.records)]
+    for name in ("clients", "seconds", "warm_up", "text_share", "sample", "seed"):
+        value = getattr(args, name)
+        if value != parser.get_default(name):
+            shown += [f"--{name.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shown)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as the results file shows it: within the checkout, relative to it; else ``FILE``."""
+    try:
+        return str(path.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return "FILE"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--solr-url", required=True, help="the indexed core or collection")
-    parser.add_argument("--records", type=Path, required=True, help="the indexed records, queried at random")
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0],
+                                     epilog="example: python -m bench.load --mode http --solr-url "
+                                     "http://127.0.0.1:8983/solr/neardup --records bench/data/1000000/records.txt")
+    parser.add_argument("--mode", choices=MODES, default="in-process",
+                        help="ask OnlineSearch in each client, or the service over HTTP (default in-process)")
+    parser.add_argument("--solr-url", help="the indexed core or collection (with --mode http, the one the started "
+                        "service serves)")
+    parser.add_argument("--service-url", help="with --mode http: a running service to ask, instead of starting one")
+    parser.add_argument("--port", type=int, help="with --mode http: the started service's port (default: a free one)")
+    parser.add_argument("--records", type=Path, required=True, help="the indexed records, asked for at random")
+    parser.add_argument("--truth", type=Path, help="their known pairs [true_pairs.tsv beside the records, if there]")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warm-up", type=float, default=5.0, help="seconds of untimed requests first")
+    parser.add_argument("--text-share", type=float, default=0.0, help="share of the requests that ask by text")
     parser.add_argument("--sample", type=int, default=100_000, help="records read from the file to pick from")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args()
-    result = run(args.solr_url, args.records, args.clients, args.seconds, args.sample, args.seed)
-    summary = (f"{result['clients']} clients, {result['seconds']:.0f} s: {result['queries']:,} queries "
-               f"({result['queries_per_second']:.0f}/s), {result['errors']} errors")
-    if result["queries"]:
-        summary += f", p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, max {result['max_ms']:.1f} ms"
-    print(summary)
+    if not args.solr_url and not (args.mode == "http" and args.service_url):
+        parser.error("--solr-url is needed (or, with --mode http, --service-url)")
+    result = run(args, command_of(args, parser))
+    print(summary(result))
     for error in result["first_errors"]:
         print(f"error: {error}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
-    sys.exit(1 if result["errors"] or not result["queries"] else 0)
+    if result["requests"] and result["records_indexed"] is not None:
+        add_section(args.out, markdown(result))
+        print(f"wrote {args.out}", file=sys.stderr)
+    sys.exit(1 if result["errors"] or not result["requests"] else 0)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ import sys
 from urllib.parse import urlsplit
 
 from bench.results import add_section
-from conftest import ROOT, _homes
+from conftest import ROOT, _homes, write_records
+
+from neardup_solr import NearDuplicates
 
 
 def run_bench(core, tmp_path, corpus, n, *extra):
@@ -76,18 +78,45 @@ def test_load_bench_counts_every_query_and_no_errors_against_a_live_index(core, 
                    check=True, capture_output=True, cwd=ROOT)
     subprocess.run([sys.executable, "-m", "neardup_solr", "index", str(records), "--solr-url", core.url, "--quiet"],
                    check=True, capture_output=True, cwd=ROOT)
-    raw = tmp_path / "load.json"
+    raw, out = tmp_path / "load.json", tmp_path / "RESULTS.md"
     done = subprocess.run(
         [sys.executable, "-m", "bench.load", "--solr-url", core.url, "--records", str(records), "--clients", "3",
-         "--seconds", "3", "--json", str(raw)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+         "--seconds", "3", "--warm-up", "1", "--json", str(raw), "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(raw.read_text())
-    assert result["errors"] == 0 and result["clients"] == 3
+    assert result["errors"] == 0 and result["clients"] == 3 and result["mode"] == "in-process"
     # Every client went round its loop, not just once: the latencies are a sample of each.
-    assert len(result["queries_per_client"]) == 3 and min(result["queries_per_client"]) >= 2
-    assert sum(result["queries_per_client"]) == result["queries"]
-    assert 0 < result["p50_ms"] <= result["p99_ms"] <= result["max_ms"]
-    assert f"{result['queries']:,} queries" in done.stdout
+    assert len(result["requests_per_client"]) == 3 and min(result["requests_per_client"]) >= 2
+    assert sum(result["requests_per_client"]) == result["requests"] == result["latency_ms"]["all"]["requests"]
+    latency = result["latency_ms"]["all"]
+    assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"]
+    assert f"{result['requests']:,} requests" in done.stdout
+    assert result["records_indexed"] == 2000 and "## Online query load in process, n = 2,000" in out.read_text()
+
+
+def test_load_bench_over_http_starts_the_service_and_every_answer_is_right(core, tmp_path):
+    records = write_records(tmp_path / "records.txt", [
+        "1 Art's Deli 12224 Ventura Blvd. Studio City", "2 Arts Deli 12224 Ventura Boulevard Studio City",
+        "3 Hotel Bel-Air 701 Stone Canyon Rd. Bel Air", "4 Hotel Bel-Air 701 Stone Canyon Road Bel Air",
+        "5 Philippe the Original 1001 N. Alameda St. Los Angeles", "6 Campanile 624 S. La Brea Ave. Los Angeles"])
+    truth = write_records(tmp_path / "truth.tsv", ["1\t2", "3\t4"])
+    NearDuplicates(core).index([tuple(line.split(" ", 1)) for line in records.read_text().splitlines()])
+    raw, out = tmp_path / "load.json", tmp_path / "RESULTS.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load", "--mode", "http", "--solr-url", core.url, "--records", str(records),
+         "--truth", str(truth), "--clients", "2", "--seconds", "2", "--warm-up", "1", "--text-share", "0.5",
+         "--json", str(raw), "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(raw.read_text())
+    assert result["mode"] == "http" and result["started_service"] and result["records_indexed"] == 6
+    assert result["requests"] > 0 and result["errors"] == 0
+    assert {"record", "text"} <= set(result["latency_ms"])  # both kinds of request were sent
+    # Every answer about records 1-4 named its known duplicate (the others have none to check).
+    assert 0 < result["known"]["checked"] == result["known"]["complete"]
+    section = out.read_text()
+    assert "## Service load over HTTP, n = 6" in section and "Errors: 0 " in section
+    assert "| GET /records/{id}/duplicates |" in section and "| GET /duplicates?text={its text} |" in section
 
 
 def test_load_bench_reports_errors_and_fails_when_solr_is_gone(tmp_path):
@@ -95,6 +124,8 @@ def test_load_bench_reports_errors_and_fails_when_solr_is_gone(tmp_path):
     records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n")
     done = subprocess.run(
         [sys.executable, "-m", "bench.load", "--solr-url", "http://127.0.0.1:9/solr/none", "--records", str(records),
-         "--clients", "1", "--seconds", "1"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+         "--clients", "1", "--seconds", "1", "--warm-up", "0", "--out", str(tmp_path / "RESULTS.md")],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 1
     assert "error:" in done.stderr
+    assert not (tmp_path / "RESULTS.md").exists()  # nothing was measured
