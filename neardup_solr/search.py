@@ -67,14 +67,19 @@ class OnlineSearch:
         self._since = 0.0
 
     def weights(self, words: set[str]) -> Weights:
-        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds old."""
+        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds old.
+
+        Queries in several threads may share the search: stale frequencies
+        are dropped by starting a new table, never by emptying the one
+        another query is reading, and each query's weights hold its own
+        words' frequencies."""
         if time.monotonic() - self._since > self.DF_MAX_AGE:
-            self._doc_freq.clear()
-            self._since = time.monotonic()
-        if missing := sorted(words.difference(self._doc_freq)):
+            self._doc_freq, self._since = {}, time.monotonic()
+        known = self._doc_freq
+        if missing := sorted(words.difference(known)):
             self._doc_count, found = self.solr.term_counts(TOKENS, missing)
-            self._doc_freq.update({word: found.get(word, 0) for word in missing})
-        return Weights(self._doc_count, self._doc_freq)
+            known.update({word: found.get(word, 0) for word in missing})
+        return Weights(self._doc_count, {word: known[word] for word in words})
 
     def find(self, text: str, exclude: str | None = None) -> list[Match]:
         """The matches of ``text``, most similar first

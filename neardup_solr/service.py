@@ -24,8 +24,10 @@ index was never built, 413 a body too large, 415 a label not sent as JSON,
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
-``Authorization: Bearer <token>``. Calls into the API take one lock, so
-requests reach Solr one at a time. Nothing here prints: uvicorn logs.
+``Authorization: Bearer <token>``. Reads (the duplicates, the page,
+/health) run side by side; a write (POST, DELETE, a label) waits for them
+and runs alone, so a read never sees half of one. Nothing here prints:
+uvicorn logs.
 
 Labels (:mod:`neardup_solr.labels`) are kept in a labels file, each one
 synced to the disk before it is answered. The review page (:mod:`review`)
@@ -324,6 +326,47 @@ def _form_fields(request: Request, body: bytes) -> dict[str, str]:
     return {name: values[0] for name, values in parsed.items()}
 
 
+class _ReadWriteLock:
+    """Reads share it, a write holds it alone: ``with lock.reading():`` for a
+    read, ``with lock:`` for a write. A write waiting keeps new reads out,
+    so a stream of reads cannot starve it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._readers = 0
+        self._writers = 0  # writing or waiting to
+        self._writing = False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._writers)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._readers -= 1
+                self._changed.notify_all()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._writers += 1
+            try:
+                self._changed.wait_for(lambda: not self._writing and not self._readers)
+            except BaseException:
+                self._writers -= 1
+                self._changed.notify_all()
+                raise
+            self._writing = True
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._writing = False
+            self._writers -= 1
+            self._changed.notify_all()
+
+
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
                pairs: PairClusters | None = None) -> FastAPI:
     """The service's app for ``nd``'s index; with ``token``, writes need it.
@@ -332,12 +375,16 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     app = FastAPI(title="neardup-solr", version=__version__,
                   description="Near duplicates of records, backed by Apache Solr: index records and get each one's "
                   "near duplicates with similarity and match probability in one call.")
-    lock = threading.Lock()
+    lock = _ReadWriteLock()
     built = threading.Event()
     bearer = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
 
     def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with lock:
+            return fn(*args, **kwargs)
+
+    def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with lock.reading():
             return fn(*args, **kwargs)
 
     def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
@@ -408,7 +455,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
         """The indexed records most like ``text``, best first."""
         if is_blank(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
-        matches = call(nd.query, text, threshold=threshold, limit=limit)
+        matches = read(nd.query, text, threshold=threshold, limit=limit)
         return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
 
     @app.get("/records/{record_id}/duplicates", response_model=Found,
@@ -416,7 +463,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     def record_duplicates(record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
                           threshold: float | None = Query(None, ge=0, le=1)):
         """The near duplicates of an indexed record, best first."""
-        with lock:
+        with lock.reading():
             text = _text(nd, record_id)
             matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
         return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
@@ -433,7 +480,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     @app.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
     def health():
         """Whether Solr answers, how many records the index holds and how it was built."""
-        with lock:
+        with lock.reading():
             nd.solr.ping()
             count = nd.solr.count()
             stored = nd.solr.user_properties()
@@ -530,7 +577,7 @@ def _check_origin(request: Request) -> None:
                            hint="use the service's own review page")
 
 
-def _review_routes(app: FastAPI, nd: NearDuplicates, lock: threading.Lock, *, token: str | None,
+def _review_routes(app: FastAPI, nd: NearDuplicates, lock: _ReadWriteLock, *, token: str | None,
                    labels: LabelStore | None, pairs: PairClusters | None) -> None:
     """The review page (GET /), then its forms."""
 
@@ -544,7 +591,7 @@ def _review_routes(app: FastAPI, nd: NearDuplicates, lock: threading.Lock, *, to
         parts = [lambda: _looked_up(nd, state, limit)]
         if pairs is not None:
             parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
-        with lock:
+        with lock.reading():
             for part in parts:
                 try:
                     shown.update(part())

@@ -4,13 +4,20 @@ exceptions, progress as a callable, nothing printed."""
 from __future__ import annotations
 
 import pydoc
+import random
 import re
+import sys
+import threading
 
 import pytest
 
 import neardup_solr
 from conftest import ROOT
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
+from neardup_solr.records import RecordReader
+from neardup_solr.search import OnlineSearch
+
+from bench.generate import generate
 
 README_URL = "http://127.0.0.1:8983/solr/neardup"
 
@@ -114,3 +121,37 @@ def test_add_query_delete_and_the_new_records_pairs(core):
     assert nd.texts(["6"]) == {}
     assert nd.pairs_of([RECORDS[4]]) == []
     assert [c.members for c in nd.clusters()] == [("1", "2"), ("3", "4")]
+
+
+def test_one_search_queried_from_many_threads_answers_as_one_at_a_time(core, tmp_path):
+    """The service's reads share one search: its word frequencies, dropped
+    when stale while other queries read them, give every query the answer
+    it gets alone."""
+    records_file, _ = generate(400, 5, tmp_path)
+    records = [(r.id, r.text) for r in RecordReader(records_file)]
+    NearDuplicates(core).index(records)
+    alone = OnlineSearch(core)
+    expected = {record_id: alone.find(text, exclude=record_id) for record_id, text in records}
+    # Those with matches: an answer spoiled by another query's frequencies shows in their similarities.
+    asked = [(record_id, text) for record_id, text in records if expected[record_id]]
+    assert len(asked) >= 20
+    shared = OnlineSearch(core)
+    shared.DF_MAX_AGE = 0.0  # stale at every query: each drops the frequencies the others are reading
+    wrong: list[str] = []
+
+    def ask(seed: int) -> None:
+        for record_id, text in random.Random(seed).sample(asked, len(asked)):
+            if (found := shared.find(text, exclude=record_id)) != expected[record_id]:
+                wrong.append(f"{record_id}: {found} instead of {expected[record_id]}")
+
+    threads = [threading.Thread(target=ask, args=(seed,)) for seed in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can, so short windows are hit too
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, wrong[:3]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -146,6 +147,65 @@ def test_bad_json_or_a_bad_record_is_a_400_with_the_reason(built, serve, body, r
     answer = one_line_error(service.post("/records", data=body, headers={"Content-Type": "application/json"}), 400)
     assert reason in answer["error"]
     assert built.count() == len(RECORDS)  # nothing of a bad request is indexed
+
+
+PHILIPPE_COPY = "Philippe the Original 1001 North Alameda Street Los Angeles"
+
+
+def test_reads_side_by_side_with_a_write_all_answer_right(built, serve):
+    """Eight clients read at once while a record is posted: every answer is
+    whole and right, and every read sent after the post returned sees it."""
+    service = serve("--solr-url", built.url)
+    posted = threading.Event()
+    ready = threading.Barrier(9)  # the eight readers and the writer
+    wrong: list[str] = []
+    after: list[int] = []
+
+    def check(session: requests.Session, turn: int) -> bool:
+        """One read, checked; whether it was sent after the post returned."""
+        seen_post = posted.is_set()
+        kind = turn % 4
+        if kind == 0:
+            answer = session.get(f"{service.url}/duplicates", params={"text": NEAR_COPY}, timeout=60).json()
+            ok = answer["query"] == {"id": None, "text": NEAR_COPY} and [m["id"] for m in answer["matches"]] == ["1"]
+        elif kind == 1:
+            answer = session.get(f"{service.url}/records/3/duplicates", timeout=60).json()
+            found = [m["id"] for m in answer["matches"]]
+            before = found == [] and not seen_post  # a read the post had not reached yet
+            ok = answer["query"] == {"id": "3", "text": RECORDS[2][1]} and (found == ["6"] or before)
+        elif kind == 2:
+            answer = session.get(f"{service.url}/health", timeout=60).json()
+            ok = answer["solr"] == "ok" and answer["records"] in ((6,) if seen_post else (5, 6))
+        else:
+            page = session.get(f"{service.url}/", params={"text": PHILIPPE_COPY}, timeout=60)
+            answer = page.status_code
+            ok = answer == 200 and '<td class="id">3</td>' in page.text
+        if not ok:
+            wrong.append(f"turn {turn} (after the post: {seen_post}): {answer}")
+        return seen_post
+
+    def reader() -> None:
+        with requests.Session() as session:
+            turn = after_post = 0
+            while after_post < 8:
+                if turn == 8:
+                    ready.wait()  # each has read before the post; all go on reading while it runs
+                after_post += check(session, turn)
+                turn += 1
+            after.append(after_post)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    answer = service.post("/records", json={"id": "6", "text": PHILIPPE_COPY})
+    posted.set()
+    for thread in threads:
+        thread.join()
+    assert answer.status_code == 200, answer.text
+    assert [d["id"] for d in answer.json()["records"][0]["duplicates"]] == ["3"]
+    assert not wrong, wrong[:5]
+    assert after == [8] * 8
 
 
 def test_the_cli_gives_the_same_reason_for_a_bad_id(built, serve, tmp_path):
