@@ -306,7 +306,9 @@ def markdown(result: dict) -> str:
     n, m = result["records_indexed"], result["machine"]
     title = "Service load over HTTP" if result["mode"] == "http" else "Online query load in process"
     labels = LABELS[result["mode"]]
-    rows = [(labels.get(kind, "all requests"), figures) for kind, figures in result["latency_ms"].items()]
+    # The kinds of request, and all of them together when there are two.
+    rows = [(labels.get(kind, "all requests"), figures) for kind, figures in result["latency_ms"].items()
+            if len(result["latency_ms"]) > 2 or kind != "all"]
     known = result["known"]
     lines = [
         f"## {title}, n = {n:,} ({result['date']})",
@@ -378,7 +380,7 @@ def shown_path(path: Path) -> str:
         return "FILE"
 
 
-def main() -> None:
+def options() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0],
                                      epilog="example: python -m bench.load --mode http --solr-url "
                                      "http://127.0.0.1:8983/solr/neardup --records bench/data/1000000/records.txt")
@@ -388,7 +390,7 @@ def main() -> None:
                         "service serves)")
     parser.add_argument("--service-url", help="with --mode http: a running service to ask, instead of starting one")
     parser.add_argument("--port", type=int, help="with --mode http: the started service's port (default: a free one)")
-    parser.add_argument("--records", type=Path, required=True, help="the indexed records, asked for at random")
+    parser.add_argument("--records", type=Path, help="the indexed records, asked for at random")
     parser.add_argument("--truth", type=Path, help="their known pairs [true_pairs.tsv beside the records, if there]")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
@@ -398,7 +400,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--render", type=Path, metavar="JSON", help="only add the section of an earlier --json")
+    return parser
+
+
+def main() -> None:
+    parser = options()
     args = parser.parse_args()
+    if args.render:
+        add_section(args.out, markdown(json.loads(args.render.read_text())))
+        return
+    if not args.records:
+        parser.error("--records is needed")
     if not args.solr_url and not (args.mode == "http" and args.service_url):
         parser.error("--solr-url is needed (or, with --mode http, --service-url)")
     result = run(args, command_of(args, parser))

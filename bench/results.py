@@ -27,7 +27,8 @@ def add_section(out: Path, section: str) -> None:
     if RUNS_MARKER not in text:
         text = text.rstrip("\n") + "\n\n" + RUNS_MARKER + "\n"
     before, after = text.split(RUNS_MARKER, 1)
-    out.write_text(before + RUNS_MARKER + "\n\n" + section + after.lstrip("\n") if after.strip()
+    section = section.rstrip("\n") + "\n"
+    out.write_text(before + RUNS_MARKER + "\n\n" + section + "\n" + after.lstrip("\n") if after.strip()
                    else before + RUNS_MARKER + "\n\n" + section)
 
 
