@@ -281,12 +281,16 @@ def index_facts(solr: Solr) -> dict:
 
 
 def revision() -> str | None:
-    """The checkout's commit (and whether it had changes), when it is a git checkout."""
+    """The checkout's commit, and whether its code (anything but the results
+    files, which runs write) had changes; None outside a git checkout."""
     try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, cwd=HERE)
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
+        changed = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", ".", ":(exclude)*.md"], cwd=HERE.parent)
     except OSError:  # no git on this machine
         return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + (" with uncommitted changes" if changed.returncode else "")
 
 
 def summary(result: dict) -> str:
@@ -350,9 +354,11 @@ def what_ran(result: dict) -> str:
                  f"`{labels['record']}`")
     if share:
         asked += f", or for {share:.0%} of the requests `{labels['text']}`"
-    return (f"{result['clients']} client processes for {result['seconds']:g} s, each sending one request after "
-            f"another {asked}, for random records among the first {result['sampled']:,} of the file. A latency is "
-            "a request's wall time in its client, from sending it to the decoded answer; each client sent untimed "
+    one = result["clients"] == 1
+    clients = "1 client process" if one else f"{result['clients']} client processes"
+    return (f"{clients} for {result['seconds']:g} s, {'' if one else 'each '}sending one request after another "
+            f"{asked}, for random records among the first {result['sampled']:,} of the file. A latency is a "
+            "request's wall time in its client, from sending it to the decoded answer; each client sent untimed "
             f"requests for the first {result['warm_up']:g} s.")
 
 
