@@ -19,7 +19,7 @@ over HTTP, as a FastAPI app served by uvicorn.
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
 traceback: 400 bad JSON, a bad record (the reason the command line gives)
 or a bad label, 401 a write without the token, 404 no such record, 409 the
-index was never built, 413 a body too large, 415 a label not sent as JSON,
+index was never built, 413 a body too large, 415 records or a label not sent as JSON,
 502 Solr answered with an error, 503 Solr unreachable.
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
@@ -307,6 +307,16 @@ def _media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+def _json_only(request: Request, what: str) -> None:
+    """Refuse (415) a write whose body is not declared JSON: another site's
+    page can post text or a form here unasked, but not JSON (the browser asks
+    first), so without a token this is what keeps such a page from writing."""
+    kind = _media_type(request)
+    if kind != "application/json":
+        raise ServiceError(415, f"{what} must come as JSON, not {kind or 'a body without a type'}",
+                           hint="send it with `Content-Type: application/json`")
+
+
 def _form_fields(request: Request, body: bytes) -> dict[str, str]:
     """The fields of a form post (URL-encoded, as the page's forms send
     them), the first value of each.
@@ -429,12 +439,14 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     @app.post("/records", response_model=Added, dependencies=[Depends(authorized)],
               openapi_extra={"requestBody": RECORDS_BODY},
               responses=WRITE_FAILURES | {409: {"model": Failure, "description": "the index was never built"},
-                                          413: {"model": Failure, "description": "the body is too large"}})
+                                          413: {"model": Failure, "description": "the body is too large"},
+                                          415: {"model": Failure, "description": "the body is not JSON"}})
     async def post_records(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000,
                                                                 description="most duplicates per record")):
         """Index one record or a list (an id indexed already is replaced) and
         answer each one's near duplicates among everything indexed, these
         records included, best first."""
+        _json_only(request, "records")
         records = _records_of(await _capped_body(request, MAX_BODY, "send the records in parts"))
         # The body is read here, asynchronously; Solr's calls block, so they run in a worker thread.
         return await run_in_threadpool(add_and_find, records, limit)
@@ -522,11 +534,7 @@ def _label_routes(app: FastAPI, labels: LabelStore | None, authorized: Callable[
         """Label a pair of records same or different; labeling a pair again
         replaces its label. The label is in the labels file, synced to the
         disk, before this answers. Ids follow the id rule; they are not looked up."""
-        kind = _media_type(request)
-        if kind != "application/json":
-            # Another site's page can post text or a form here unasked, but not JSON (the browser asks first).
-            raise ServiceError(415, f"a label is sent as JSON, not {kind or 'a body without a type'}",
-                               hint="send it with `Content-Type: application/json`")
+        _json_only(request, "a label")
         a, b, label = _label_of(await _capped_body(request, MAX_LABEL_BODY, f"send {LABEL_HINT}"))
         first, second, label = await run_in_threadpool(_label_store(labels).add, a, b, label)
         return {"a": first, "b": second, "label": label}

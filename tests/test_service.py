@@ -344,3 +344,15 @@ def test_the_review_page_says_when_solr_is_down(serve):
     assert answer.status_code == 503
     assert "Solr is not reachable" in answer.text and "start a local Solr on port" in answer.text
     assert "Traceback" not in answer.text
+
+
+def test_records_posted_as_anything_but_json_are_refused(built, serve):
+    """Another site's page can post a form or plain text here unasked (a
+    browser asks first only for JSON): such a body writes nothing."""
+    service = serve("--solr-url", built.url)
+    before = service.get("/health").json()
+    for kind in ("text/plain", "application/x-www-form-urlencoded"):
+        body = '{"id": "x1", "text": "Chinois on Main 2709 Main St. Santa Monica"}'
+        answer = one_line_error(service.post("/records", data=body, headers={"Content-Type": kind}), 415)
+        assert kind in answer["error"] and "application/json" in answer["hint"]
+    assert service.get("/health").json() == before
