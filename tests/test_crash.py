@@ -36,8 +36,13 @@ def selects_so_far(url: str) -> int:
 
 
 def cli_process(*args: str) -> subprocess.Popen:
+    """The command line as a terminal starts it: with Ctrl-C's default
+    action even when this suite runs in the background, where a shell
+    without job control starts it with SIGINT ignored (and the tests that
+    interrupt the command would see it finish instead)."""
     return subprocess.Popen([sys.executable, "-m", "neardup_solr", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=child_env())
+                            stderr=subprocess.PIPE, text=True, env=child_env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def snapshot(solr: Solr) -> list[dict]:
