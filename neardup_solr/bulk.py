@@ -112,12 +112,12 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
     scores, levels = _scored(found, vectors, check, tick)
     model = fit(histogram(scores, levels))
-    keep = model.keeps(scores, levels, threshold)
     if labels:
         labeled, same = _labeled(found, labels, warn)
         model = with_labels(model, histogram(scores[labeled[same]], levels[labeled[same]]),
                             histogram(scores[labeled[~same]], levels[labeled[~same]]))
-        keep = model.keeps(scores, levels, threshold)
+    keep = model.keeps(scores, levels, threshold)
+    if labels:
         # A labeled pair is what its label says, whatever its cell's probability.
         keep[labeled] = same
     cut = model.cut if threshold is None else threshold

@@ -179,24 +179,20 @@ def _combined(posterior: np.ndarray, ratio: np.ndarray | float) -> np.ndarray:
         return np.where(posterior >= 1.0, 1.0, np.where(posterior <= 0.0, 0.0, odds / (1.0 + odds)))
 
 
-def _isotonic(values: np.ndarray, increasing: bool, weights: np.ndarray | None = None) -> np.ndarray:
+def _isotonic(values: np.ndarray, increasing: bool) -> np.ndarray:
     """The non-decreasing (or non-increasing) sequence closest to ``values``
-    in (weighted) least squares: pool adjacent violators."""
+    in least squares: pool adjacent violators."""
     if not increasing:
-        backwards = None if weights is None else weights[::-1]
-        return _isotonic(values[::-1], True, backwards)[::-1]
+        return _isotonic(values[::-1], True)[::-1]
     means: list[float] = []
-    masses: list[float] = []
     sizes: list[int] = []
-    for value, mass in zip(values.tolist(), np.ones(len(values)).tolist() if weights is None else weights.tolist()):
+    for value in values.tolist():
         means.append(value)
-        masses.append(mass)
         sizes.append(1)
         while len(means) > 1 and means[-2] > means[-1]:
-            mass = masses[-2] + masses[-1]
-            means[-2:] = [(means[-2] * masses[-2] + means[-1] * masses[-1]) / mass]
-            masses[-2:] = [mass]
-            sizes[-2:] = [sizes[-2] + sizes[-1]]
+            size = sizes[-2] + sizes[-1]
+            means[-2:] = [(means[-2] * sizes[-2] + means[-1] * sizes[-1]) / size]
+            sizes[-2:] = [size]
     return np.repeat(means, sizes)
 
 
