@@ -66,8 +66,26 @@ agree; the ones that decide precision are those that look alike (one
 chain's branches, a family at one address), which share numbers far more
 often, and ``b`` from all of them would overstate what an agreeing number
 says. Each level's counts get ``LEVEL_PRIOR`` added, so a level seen in only
-one class does not make a pair certain. Each level then has its own cut; a
-level no candidate has keeps the odds of the similarity alone.
+one class does not make a pair certain.
+
+The levels then check the similarity's share of matches in each bin. The
+similarity alone cannot place a hump of look-alike non-matches above the
+bulk (their class must fall off there, the matches' may rise), so it gives
+the hump half to the matches: on the person records, 661 household-like
+pairs at 0.49-0.56 were taken for 162 expected matches where there are 17,
+and the estimated recall fell to 0.91 against a measured 0.998. Their
+levels say otherwise: a bin of 180 pairs of which three have all numbers
+but one agreeing is not 43% matches when 86% of the matches have them. So each
+bin's share is fitted again from its own pairs' levels (EM for one share
+per bin, ``a`` and ``b`` held fixed, starting from and drawn towards the
+similarity's share by ``SHARE_PRIOR``), and it may only fall: look-alike
+non-matches share numbers more often than ``b`` says (a chain's branches
+one telephone number, a household one postcode), so where the levels would
+raise a share they overstate the matches, as the similarity does where
+they lower it, and the smaller of the two is kept. On the restaurants,
+letting the levels raise a share as well took the chains' branches for
+matches (F1 0.82). Each level then has its own cut; a level no candidate
+has keeps the odds of the similarity alone.
 
 Labels sharpen it where a person gave some (``with_labels``): pairs marked
 the same or different recalibrate the model's log-odds by a shift and a
@@ -139,6 +157,12 @@ LEVELS = len(AGREEMENT)
 # for a share): a level seen among the matches only, or the non-matches
 # only, gets a large likelihood ratio, never an infinite one.
 LEVEL_PRIOR = 0.5
+# A bin's share of matches read from its pairs' levels starts from the
+# similarity's share, which counts as one pair of evidence: a bin of one or
+# two pairs keeps much of what the similarity says, a bin of hundreds is
+# read from its own levels. (As ten pairs, the people set's estimated recall
+# was off by 0.026 instead of 0.010; no other labeled set moved.)
+SHARE_PRIOR = 1.0
 # Labels recalibrate the model's log-odds as p' = sigmoid(a + b logit(p)),
 # a and b with normal priors centred on the model as fitted (a = 0, b = 1).
 # A shift of 1 multiplies every pair's odds by e; with a spread of a half,
@@ -228,9 +252,10 @@ class MatchModel:
     """A fitted two-class model of candidate similarities.
 
     ``posterior[k]`` is the probability that a pair in bin k (similarity in
-    ``[k / BINS, (k + 1) / BINS)``) is a match, by its similarity alone;
-    ``counts`` the candidates per bin; ``match`` and ``nonmatch`` the two
-    classes' expected pairs per bin. ``levels`` holds the candidates per bin
+    ``[k / BINS, (k + 1) / BINS)``) is a match, whatever its level: the
+    bin's share of matches (by the similarity, lowered where the bin's
+    levels show fewer); ``counts`` the candidates per bin; ``match`` and
+    ``nonmatch`` the two classes' expected pairs per bin. ``levels`` holds the candidates per bin
     for each level of number agreement and ``ratios`` each level's
     likelihood ratio (empty when the pairs' levels were not given: then the
     similarity alone decides).
@@ -255,8 +280,8 @@ class MatchModel:
 
     @property
     def cut(self) -> float:
-        """The smallest similarity whose match probability is at least 1/2
-        by the similarity alone (above 1 when no bin reaches it);
+        """The smallest similarity whose bin is at least half matches
+        (above 1 when no bin reaches it);
         ``FALLBACK_CUT`` when not fitted. Each level of number agreement has
         its own (:meth:`cuts`)."""
         if not self.fitted:
@@ -532,7 +557,27 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
             break
     # A level no candidate has says nothing.
     ratios[levels.sum(axis=1) == 0] = 1.0
-    return replace(model, levels=_cells(levels), ratios=tuple(ratios.tolist()))
+    shares = _level_shares(r, ratios, levels)
+    counts = levels.sum(axis=0)
+    return replace(model, match=tuple((shares * counts).tolist()), nonmatch=tuple(((1.0 - shares) * counts).tolist()),
+                   posterior=tuple(shares.tolist()), levels=_cells(levels), ratios=tuple(ratios.tolist()))
+
+
+def _level_shares(r: np.ndarray, ratios: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Each bin's share of matches as its pairs' levels tell it, never above
+    the similarity's ``r``: EM for one share per bin with both classes'
+    level distributions held fixed, the similarity's share counting as
+    ``SHARE_PRIOR`` pairs of evidence; made non-decreasing in similarity
+    again (see the module's docstring)."""
+    counts = levels.sum(axis=0)
+    shares = r.copy()
+    for _ in range(MAX_ROUNDS):
+        p = np.stack([_combined(shares, ratio) for ratio in ratios])
+        before = shares
+        shares = np.minimum(((levels * p).sum(axis=0) + SHARE_PRIOR * r) / (counts + SHARE_PRIOR), r)
+        if np.abs(shares - before).max() < TOLERANCE:
+            break
+    return np.maximum.accumulate(shares)
 
 
 def _classes(counts: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
