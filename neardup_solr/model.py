@@ -559,8 +559,9 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
     ratios[levels.sum(axis=1) == 0] = 1.0
     shares = _level_shares(r, ratios, levels)
     counts = levels.sum(axis=0)
-    return replace(model, match=tuple((shares * counts).tolist()), nonmatch=tuple(((1.0 - shares) * counts).tolist()),
-                   posterior=tuple(shares.tolist()), levels=_cells(levels), ratios=tuple(ratios.tolist()))
+    return replace(model, prior=float((shares * counts).sum() / counts.sum()), match=tuple((shares * counts).tolist()),
+                   nonmatch=tuple(((1.0 - shares) * counts).tolist()), posterior=tuple(shares.tolist()),
+                   levels=_cells(levels), ratios=tuple(ratios.tolist()))
 
 
 def _level_shares(r: np.ndarray, ratios: np.ndarray, levels: np.ndarray) -> np.ndarray:
