@@ -31,12 +31,11 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import requests
 
-from neardup_solr.verify import SimilarityCheck, text_vector
+from neardup_solr.bulk import scored, weighed
+from neardup_solr.collisions import Candidates
 from neardup_solr.documents import load_model
-from neardup_solr.parallel import cores, forked_map
 from neardup_solr.records import id_key
-from neardup_solr.schema import TOKENS
-from neardup_solr.similarity import DEFAULT_THRESHOLD, CloseWords, Weights, number_agreement, numbers
+from neardup_solr.similarity import DEFAULT_THRESHOLD
 from neardup_solr.solr import Solr
 
 CONF = Path(__file__).resolve().parent / "solr_minhash" / "conf"
@@ -164,20 +163,11 @@ def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
     pairs = list(pairs)
     if not pairs:
         return []
-    weights = Weights(*solr.term_counts(TOKENS))
-    vectors = {rid: text_vector(weights, texts[rid]) for rid in {i for pair in pairs for i in pair}}
-    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
-    digits = {rid: numbers(vector) for rid, vector in vectors.items()}
-    span = 1 << 16
-
-    def scored(start: int) -> tuple[np.ndarray, np.ndarray]:
-        part = pairs[start : start + span]
-        return (np.array([check.score(vectors[a], vectors[b]) for a, b in part], dtype=np.float64),
-                np.array([number_agreement(digits[a], digits[b]) for a, b in part], dtype=np.int8))
-
-    starts = range(0, len(pairs), span)
-    parts = list(forked_map(scored, starts, cores() if len(pairs) >= 4 * span else 1))
-    scores, levels = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    ids = sorted({i for pair in pairs for i in pair})
+    position = {rid: i for i, rid in enumerate(ids)}
+    found = Candidates(ids, np.array([position[a] for a, _ in pairs], np.int64),
+                       np.array([position[b] for _, b in pairs], np.int64))
+    scores, levels = scored(found, *weighed(solr, texts, ids))
     model = load_model(solr)
     if threshold is not None or model is None:
         keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)

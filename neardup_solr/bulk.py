@@ -17,7 +17,7 @@ pairs and their order do not depend on how many workers ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 
@@ -107,10 +107,8 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     # their verification takes as long as finding them.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
-    weights = Weights(*solr.term_counts(TOKENS))
-    vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
-    check = SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
-    scores, levels = _scored(found, vectors, check, tick)
+    vectors, check = weighed(solr, texts, found.ids)
+    scores, levels = scored(found, vectors, check, tick)
     model = fit(histogram(scores, levels))
     if labels:
         labeled, same = _labeled(found, labels, warn)
@@ -179,9 +177,33 @@ def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
     return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
 
 
-def _scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck,
-            tick: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
-    """Each candidate's similarity, and its level of number agreement."""
+def weighed(solr: Solr, texts: Mapping[str, str], ids: Iterable[str]) -> tuple[dict[str, Vector], SimilarityCheck]:
+    """The records ``ids``' weighted words, by the index's document
+    frequencies, and the similarity with those records' close words: what
+    :func:`scored` needs.
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    weights = Weights(*solr.term_counts(TOKENS))
+    vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in ids}
+    return vectors, SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
+
+
+def scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck,
+           tick: Callable[[int], None] = lambda done: None) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's similarity, and its level of number agreement, on
+    every core when there is enough work.
+
+    Args:
+        found: the candidate pairs.
+        vectors: every record's weighted words (:func:`verify.text_vector`).
+        check: the similarity, with the close words of those records.
+        tick: told how many more pairs are done, a piece of work at a time.
+
+    Returns:
+        The similarities (float64) and levels (int8), in ``found``'s order.
+    """
     digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
 
     def scored(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

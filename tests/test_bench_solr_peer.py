@@ -1,0 +1,45 @@
+"""Solr's own MinHash as the benchmark runs it (``bench/solr_peer.py``), on
+the generator's short records: the peer's core, its one query per record and
+our verification of its candidates. The 10k smoke run of the benchmark
+leaves this peer to the documents and to this test, as its 10,000 queries
+cost a minute on two cores."""
+
+import subprocess
+import sys
+from urllib.parse import urlsplit
+
+from bench import solr_peer
+from conftest import ROOT, _homes
+
+from neardup_solr import NearDuplicates
+from neardup_solr.repair import repair
+
+
+def test_solr_minhash_finds_the_generators_pairs_and_our_verification_keeps_only_them(core, tmp_path):
+    subprocess.run([sys.executable, "-m", "bench.generate", "--n", "2000", "--seed", "5", "--out-dir", str(tmp_path)],
+                   check=True, capture_output=True, cwd=ROOT)
+    records = [tuple(line.split(" ", 1)) for line in (tmp_path / "records.txt").read_text().splitlines()]
+    gold = {frozenset(line.split("\t")) for line in (tmp_path / "true_pairs.tsv").read_text().splitlines()}
+    ours = NearDuplicates(core)
+    ours.index(records)
+    # The report fits the match model and keeps it with the index, where the peer's verification reads it.
+    assert ours.pairs().model.fitted
+    bands, band_rows = 20, 3
+    sim, tp = solr_peer.query_parameters(bands, band_rows)
+    # The parser's own rule for rows per band gives back the banding asked for.
+    assert solr_peer.band_size(bands * band_rows, sim, tp) == band_rows
+    port = urlsplit(core.url).port
+    cores = solr_peer.Cores(core.url.rsplit("/", 1)[0], _homes[port])
+    client = solr_peer.Client(cores.create("peer_records", bands * band_rows))
+    try:
+        repaired = [(rid, repair(text)) for rid, text in records]
+        solr_peer.index(client, repaired, solr_peer.FIELDS["chars"])
+        found = solr_peer.all_pairs(client, repaired, solr_peer.FIELDS["chars"], sim, tp)
+    finally:
+        cores.remove("peer_records")
+    candidates = {frozenset(pair) for pair in found}
+    assert all(len(pair) == 2 for pair in candidates)
+    assert len(candidates & gold) >= 0.9 * len(gold)
+    kept = {frozenset(pair) for pair in solr_peer.verify(core, dict(records), found, None)}
+    hits = len(kept & gold)
+    assert hits >= 0.9 * len(gold) and hits >= 0.9 * len(kept)
