@@ -195,11 +195,13 @@ def histogram(similarities: np.ndarray, levels: np.ndarray | None = None) -> np.
     return np.bincount(flat, minlength=LEVELS * BINS).astype(np.float64).reshape(LEVELS, BINS)
 
 
-def _combined(posterior: np.ndarray, ratio: np.ndarray | float) -> np.ndarray:
-    """Probability from the similarity's probability and a level's
-    likelihood ratio: odds times ratio (0 and 1 stay as they are)."""
+def _by_level(posterior: np.ndarray, ratios: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Match probability per level (rows) and bin (columns), from each bin's
+    probability and each level's likelihood ratio: odds times ratio (0 and
+    1 stay as they are)."""
+    posterior = np.asarray(posterior)[np.newaxis, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        odds = posterior / (1.0 - posterior) * ratio
+        odds = posterior / (1.0 - posterior) * np.asarray(ratios)[:, np.newaxis]
         return np.where(posterior >= 1.0, 1.0, np.where(posterior <= 0.0, 0.0, odds / (1.0 + odds)))
 
 
@@ -255,10 +257,10 @@ class MatchModel:
     ``[k / BINS, (k + 1) / BINS)``) is a match, whatever its level: the
     bin's share of matches (by the similarity, lowered where the bin's
     levels show fewer); ``counts`` the candidates per bin; ``match`` and
-    ``nonmatch`` the two classes' expected pairs per bin. ``levels`` holds the candidates per bin
-    for each level of number agreement and ``ratios`` each level's
-    likelihood ratio (empty when the pairs' levels were not given: then the
-    similarity alone decides).
+    ``nonmatch`` the two classes' expected pairs per bin. ``levels`` holds
+    the candidates per bin for each level of number agreement and
+    ``ratios`` each level's likelihood ratio (empty when the pairs' levels
+    were not given: then the similarity alone decides).
     """
 
     prior: float
@@ -309,7 +311,7 @@ class MatchModel:
         if not self.ratios:
             table = posterior[np.newaxis, :]
         else:
-            table = np.stack([_combined(posterior, ratio) for ratio in self.ratios])
+            table = _by_level(posterior, self.ratios)
         return _labeled(table, self) if self.same else table
 
     def probability(self, similarity: float, level: int | None = None) -> float | None:
@@ -549,7 +551,7 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
     tail = _tail_start(np.asarray(model.nonmatch) + PSEUDO_COUNT)
     ratios = np.ones(LEVELS)
     for _ in range(MAX_ROUNDS):
-        p = np.stack([_combined(r, ratio) for ratio in ratios])
+        p = _by_level(r, ratios)
         match = (levels[:, sure] * p[:, sure]).sum(axis=1) + LEVEL_PRIOR
         nonmatch = (levels[:, tail:] * (1.0 - p[:, tail:])).sum(axis=1) + LEVEL_PRIOR
         before, ratios = ratios, (match / match.sum()) / (nonmatch / nonmatch.sum())
@@ -557,23 +559,22 @@ def _with_levels(model: MatchModel, levels: np.ndarray) -> MatchModel:
             break
     # A level no candidate has says nothing.
     ratios[levels.sum(axis=1) == 0] = 1.0
-    shares = _level_shares(r, ratios, levels)
     counts = levels.sum(axis=0)
+    shares = _level_shares(r, ratios, levels, counts)
     return replace(model, prior=float((shares * counts).sum() / counts.sum()), match=tuple((shares * counts).tolist()),
                    nonmatch=tuple(((1.0 - shares) * counts).tolist()), posterior=tuple(shares.tolist()),
                    levels=_cells(levels), ratios=tuple(ratios.tolist()))
 
 
-def _level_shares(r: np.ndarray, ratios: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def _level_shares(r: np.ndarray, ratios: np.ndarray, levels: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each bin's share of matches as its pairs' levels tell it, never above
     the similarity's ``r``: EM for one share per bin with both classes'
     level distributions held fixed, the similarity's share counting as
     ``SHARE_PRIOR`` pairs of evidence; made non-decreasing in similarity
-    again (see the module's docstring)."""
-    counts = levels.sum(axis=0)
+    again (see the module's docstring). ``counts``: the pairs per bin."""
     shares = r.copy()
     for _ in range(MAX_ROUNDS):
-        p = np.stack([_combined(shares, ratio) for ratio in ratios])
+        p = _by_level(shares, ratios)
         before = shares
         shares = np.minimum(((levels * p).sum(axis=0) + SHARE_PRIOR * r) / (counts + SHARE_PRIOR), r)
         if np.abs(shares - before).max() < TOLERANCE:
