@@ -103,7 +103,9 @@ class NearDuplicates:
     def banding(sample: Sequence[RecordLike], total: int | None = None, lsh_shingles: str = "chars") -> Choice:
         """The LSH banding for ``total`` records like ``sample``: the one that
         catches the lowest similarity with probability 0.99 while a record
-        expects at most 50 candidates by chance.
+        expects at most 50 candidates by chance and a report verifies at
+        most a million chance pairs, or 10 a record
+        (:func:`neardup_solr.bands.chance_budget`).
 
         Args:
             sample: records drawn from the data (2000 are plenty).

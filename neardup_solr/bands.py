@@ -160,17 +160,34 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
 #
 # candidates by chance, and pairs of similarity s_catch = (1 - miss^(1/b))^(1/r)
 # or more collide with probability 1 - miss. The choice catches the lowest
-# similarity it can while E stays within the budget.
+# similarity it can while E stays within the budget of ``chance_budget(N)``.
+#
+# The budget has two reasons. An online query reads a record's 100 best
+# candidates, so E may not pass half of that at any size. A report
+# verifies N * E / 2 chance pairs, about 20 us each on two cores (measured
+# at a million records), against about 180 us for the rest of a record's
+# work (its buckets, its weights); a million such pairs (20 s) is what a
+# report of a few tens of thousands of records takes anyway, so a smaller
+# data set may spend the whole budget on catching lower similarities, while
+# a larger one holds a record to 10 chance candidates (by this estimate,
+# which counts the pairs of the crowded buckets a report skips: about 6 in
+# fact at a million records), so that verifying them costs about a third
+# of the rest of its report and the report's time grows linearly.
 
-# Chance candidates a record may have: half of the 100 an online query reads
-# (``candidates.LSH.per_record``), so its best candidates are rarely cut off, and
-# a report verifies at most ~25 pairs per record by chance.
+# Chance candidates a record may have at most: half of the 100 an online
+# query reads (``candidates.LSH.per_record``), so its best candidates are
+# rarely cut off.
 CANDIDATE_BUDGET = 50.0
+# Chance pairs a report may verify whatever the data's size.
+CHANCE_PAIRS = 1_000_000
+# Chance candidates a record may have past CHANCE_PAIRS.
+RECORD_BUDGET = 10.0
+
 # MinHash values a signature may have: bands x rows <= this.
 SIGNATURE_VALUES = 128
 # Records sampled: 2000 give ~2 million random pairs, enough to see a
 # chance-candidate rate of 1 in 100,000 pairs (the budget at a million
-# records is 5 in 100,000) about 20 times.
+# records) about 20 times.
 SAMPLE_RECORDS = 2000
 
 
@@ -207,6 +224,8 @@ def chance_candidates(agreeing: np.ndarray, records: int, bands: int, band_rows:
     band = np.array([math.comb(int(i), band_rows) for i in k], dtype=np.float64) / math.comb(values, band_rows)
     collide = 1.0 - (1.0 - band) ** bands
     return (records - 1) * float((agreeing * collide).sum() / pairs)
+
+
 @dataclass(frozen=True)
 class Choice:
     """A banding chosen from the data: ``expected`` chance candidates per
@@ -220,7 +239,14 @@ class Choice:
     fits: bool
 
 
-def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: float = CANDIDATE_BUDGET,
+def chance_budget(records: int) -> float:
+    """Chance candidates a record may expect among ``records``: the online
+    query's ``CANDIDATE_BUDGET``, down to ``RECORD_BUDGET`` as the report's
+    ``CHANCE_PAIRS`` are shared by more records (see above)."""
+    return min(CANDIDATE_BUDGET, max(RECORD_BUDGET, 2 * CHANCE_PAIRS / max(records, 1)))
+
+
+def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: float | None = None,
            values: int = SIGNATURE_VALUES) -> Choice:
     """The banding of at most ``values`` MinHash values that catches the
     lowest similarity with probability >= 1 - miss while a record expects at
@@ -231,11 +257,15 @@ def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: fl
         agreeing: random pairs of records (a sample) by how many MinHash values
             they share, from :func:`agreements`.
         records: how many records will be indexed.
+        budget: chance candidates a record may expect (default:
+            :func:`chance_budget` of ``records``).
 
     Returns:
         The :class:`Choice`.
     """
     values = min(values, len(agreeing) - 1)
+    if budget is None:
+        budget = chance_budget(records)
     options = []
     for band_rows in range(1, values + 1):
         for bands in range(1, values // band_rows + 1):

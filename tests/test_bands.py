@@ -98,3 +98,50 @@ def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
     done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot))
     # r=4: 72 bands catch 0.5 (1-(15/16)^72 >= 0.99) and up to 160 keep 0.05 under 0.001.
     assert "meeting both needs 288 hashes" in done.stdout
+
+
+def random_agreements(seed: int = 5) -> np.ndarray:
+    """Random pairs of 300 short texts by agreeing MinHash values: mostly
+    unrelated, a few sharing words, as a sample of real records is."""
+    from neardup_solr.bands import SIGNATURE_VALUES, agreements
+
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(400)]
+    texts = [" ".join(rng.choice(words, size=rng.integers(4, 9))) for _ in range(300)]
+    grams = [{t[i:i + 3] for i in range(len(t) - 2)} for t in texts]
+    return agreements(MinHasher(SIGNATURE_VALUES, bits=16).signatures([sorted(g) for g in grams]))
+
+
+@pytest.mark.parametrize("records", [300, 20_000, 1_000_000, 10_000_000])
+def test_choose_takes_the_lowest_similarity_caught_within_the_budget(records):
+    from math import comb
+
+    from neardup_solr.bands import catch_similarity, chance_budget, choose
+
+    agreeing = random_agreements()
+    pairs, values = agreeing.sum(), len(agreeing) - 1
+    budget = chance_budget(records)
+    within = []
+    for r in range(1, values + 1):
+        for b in range(1, values // r + 1):
+            # Per pair agreeing in k values: P(one band agrees) = C(k, r) / C(n, r).
+            chance = sum(n * (1 - (1 - comb(k, r) / comb(values, r)) ** b) for k, n in enumerate(agreeing) if n)
+            if (records - 1) * chance / pairs <= budget:
+                within.append((catch_similarity(b, r, 0.01), b * r, b, r))
+    choice = choose(agreeing, records)
+    assert choice.fits and (choice.bands, choice.band_rows) == min(within)[2:]
+
+
+def test_more_records_never_catch_a_lower_similarity_and_the_chance_pairs_stay_bounded():
+    from neardup_solr.bands import CANDIDATE_BUDGET, CHANCE_PAIRS, RECORD_BUDGET, choose
+
+    agreeing = random_agreements()
+    caught = []
+    for records in (1_000, 10_000, 40_000, 100_000, 200_000, 1_000_000, 10_000_000):
+        choice = choose(agreeing, records)
+        assert choice.fits
+        assert choice.expected <= CANDIDATE_BUDGET  # an online query's 100 candidates hold them
+        # A report verifies at most a million chance pairs, or 10 a record.
+        assert records * choice.expected / 2 <= max(CHANCE_PAIRS, records * RECORD_BUDGET / 2)
+        caught.append(choice.catches)
+    assert caught == sorted(caught) and caught[0] < caught[-1]

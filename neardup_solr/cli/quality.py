@@ -134,8 +134,9 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
     With --records, a sample of the file's records gives the similarity of
     random pairs, and the command prints the banding `neardup index` would
     choose for the file (the lowest similarity caught with probability 0.99
-    while a record expects at most 50 chance candidates) and draws that
-    banding's curve over the random pairs' similarities.
+    while a record expects at most 50 chance candidates and a report
+    verifies at most a million chance pairs, or 10 a record) and draws that banding's curve over the random pairs'
+    similarities.
 
     \b
     Examples:

@@ -73,9 +73,10 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
 
     The LSH banding (bands x rows) is chosen from a sample of the records:
     the one catching the lowest similarity with probability 0.99 while a
-    record expects at most 50 candidates by chance (see `neardup tune
-    --records`). It is printed and kept with the index; --bands and
-    --band-rows force one.
+    record expects at most 50 candidates by chance and a report verifies
+    at most a million chance pairs (or 10 a record, past 200,000 records;
+    see `neardup tune --records`). It is printed and kept with the
+    index; --bands and --band-rows force one.
 
     A record whose id is indexed already replaces it. With --append the
     index keeps what it held (and the settings it was built with) and the
