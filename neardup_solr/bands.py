@@ -172,7 +172,7 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
 # a larger one holds a record to 10 chance candidates (by this estimate,
 # which counts the pairs of the crowded buckets a report skips: about 6 in
 # fact at a million records), so that verifying them costs about a third
-# of the rest of its report and the report's time grows linearly.
+# of the rest of its report.
 
 # Chance candidates a record may have at most: half of the 100 an online
 # query reads (``candidates.LSH.per_record``), so its best candidates are
