@@ -135,8 +135,8 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
     random pairs, and the command prints the banding `neardup index` would
     choose for the file (the lowest similarity caught with probability 0.99
     while a record expects at most 50 chance candidates and a report
-    verifies at most a million chance pairs, or 10 a record) and draws that banding's curve over the random pairs'
-    similarities.
+    verifies at most a million chance pairs, or 10 a record) and draws
+    that banding's curve over the random pairs' similarities.
 
     \b
     Examples:
