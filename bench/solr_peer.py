@@ -32,7 +32,7 @@ import numpy as np
 import requests
 
 from neardup_solr.bulk import scored, weighed
-from neardup_solr.collisions import Candidates
+from neardup_solr.collisions import pair_up
 from neardup_solr.documents import load_model
 from neardup_solr.records import id_key
 from neardup_solr.similarity import DEFAULT_THRESHOLD
@@ -163,17 +163,14 @@ def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
     pairs = list(pairs)
     if not pairs:
         return []
-    ids = sorted({i for pair in pairs for i in pair})
-    position = {rid: i for i, rid in enumerate(ids)}
-    found = Candidates(ids, np.array([position[a] for a, _ in pairs], np.int64),
-                       np.array([position[b] for _, b in pairs], np.int64))
-    scores, levels = scored(found, *weighed(solr, texts, ids))
+    found = pair_up(pairs)
+    scores, levels = scored(found, *weighed(solr, texts, found.ids))
     model = load_model(solr)
     if threshold is not None or model is None:
         keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)
     else:
         keep = model.keeps(scores, levels)
-    return [pair for pair, kept in zip(pairs, keep.tolist()) if kept]
+    return [pair for pair, kept in zip(found.pairs(), keep.tolist()) if kept]
 
 
 def write_pairs(path: Path, pairs: Iterable[tuple[str, str]]) -> None:
