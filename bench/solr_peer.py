@@ -31,7 +31,7 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import requests
 
-from neardup_solr.bulk import scored, weighed
+from neardup_solr.bulk import scored, weigh
 from neardup_solr.collisions import pair_up
 from neardup_solr.documents import load_model
 from neardup_solr.records import id_key
@@ -164,7 +164,7 @@ def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
     if not pairs:
         return []
     found = pair_up(pairs)
-    scores, levels = scored(found, *weighed(solr, texts, found.ids))
+    scores, levels = scored(found, weigh(solr, texts, found.ids))
     model = load_model(solr)
     if threshold is not None or model is None:
         keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)

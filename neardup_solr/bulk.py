@@ -8,11 +8,13 @@ whatever the bucket limit). Each is scored by the soft weighted cosine
 model fitted to both (``model.py``) keeps the pairs with a match
 probability of at least 1/2.
 
-Scoring is CPU-bound Python, and a pair costs about as much as its records
-have words: candidates are cut into pieces of work of ``VERIFY_SPAN`` pairs
-of short records (fewer pairs of longer ones), and from ``FORK_FROM`` such
-pairs' worth of work on, every core takes pieces in a forked worker; the
-pairs and their order do not depend on how many workers ran.
+Weighing the records, scoring the candidates and making the kept pairs are
+CPU-bound Python, and each costs about as much as its records have words.
+The work is cut into pieces of ``VERIFY_SPAN`` short records' pairs' worth
+(scoring a pair of short records is the unit; weighing a record or making a
+kept pair costs ``TWICE`` that), and from ``FORK_FROM`` such pairs' worth of
+work on, every core takes pieces in a forked worker; the results and their
+order do not depend on how many workers ran.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ RECORD_WORDS = 9
 # The smallest piece of work, however long the records: a piece's start-up
 # (a forked worker's task, its results sent back) must stay small beside it.
 MIN_SPAN = 1 << 10
+# Weighing a record (repair, tokens, weights, numbers) and making a kept pair
+# (two repairs and a word edit distance) each cost about two pairs' scoring:
+# 35-41 and 42 us against 20 us for short records, in a 1M-record report.
+TWICE = 2
 
 
 @dataclass
@@ -107,8 +113,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     # their verification takes as long as finding them.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
-    vectors, check = weighed(solr, texts, found.ids)
-    scores, levels = scored(found, vectors, check, tick)
+    weighed = weigh(solr, texts, found.ids)
+    check = weighed.check
+    scores, levels = scored(found, weighed, tick)
     model = fit(histogram(scores, levels))
     if labels:
         labeled, same = _labeled(found, labels, warn)
@@ -132,7 +139,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
             pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
         return pairs
 
-    pairs = [pair for part in forked_map(made, _spans(len(kept)), _workers(len(kept))) for pair in part]
+    words = _words(weighed.vectors)
+    pairs = [pair for part in forked_map(made, _spans(len(kept), words, TWICE), _workers(len(kept), words, TWICE))
+             for pair in part]
     return Verified(pairs, model, cut)
 
 
@@ -177,34 +186,53 @@ def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
     return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
 
 
-def weighed(solr: Solr, texts: Mapping[str, str], ids: Iterable[str]) -> tuple[dict[str, Vector], SimilarityCheck]:
+@dataclass
+class Weighed:
+    """What :func:`scored` needs of the records (:func:`weigh`): their
+    weighted words and numbers, and the similarity with their close words."""
+
+    vectors: dict[str, Vector]
+    numbers: dict[str, tuple[str, ...]]
+    check: SimilarityCheck
+
+
+def weigh(solr: Solr, texts: Mapping[str, str], ids: Iterable[str]) -> Weighed:
     """The records ``ids``' weighted words, by the index's document
-    frequencies, and the similarity with those records' close words: what
-    :func:`scored` needs.
+    frequencies, and their numbers, on every core when there is enough work.
 
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     weights = Weights(*solr.term_counts(TOKENS))
-    vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in ids}
-    return vectors, SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector))
+    ids = list(ids)
+
+    def weighed(span: tuple[int, int]) -> list[tuple[Vector, tuple[str, ...]]]:
+        return [(vector, numbers(vector))
+                for vector in (text_vector(weights, texts[record_id]) for record_id in ids[span[0]:span[1]])]
+
+    # Every word counted, not only distinct ones: repair reads them all.
+    words = sum(texts[record_id].count(" ") + 1 for record_id in ids) / len(ids) if ids else RECORD_WORDS
+    both = list(chain.from_iterable(forked_map(weighed, _spans(len(ids), words, TWICE),
+                                               _workers(len(ids), words, TWICE))))
+    vectors = {record_id: vector for record_id, (vector, _) in zip(ids, both)}
+    return Weighed(vectors, {record_id: digits for record_id, (_, digits) in zip(ids, both)},
+                   SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector)))
 
 
-def scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck,
+def scored(found: Candidates, weighed: Weighed,
            tick: Callable[[int], None] = lambda done: None) -> tuple[np.ndarray, np.ndarray]:
     """Each candidate's similarity, and its level of number agreement, on
     every core when there is enough work.
 
     Args:
         found: the candidate pairs.
-        vectors: every record's weighted words (:func:`verify.text_vector`).
-        check: the similarity, with the close words of those records.
+        weighed: their records' weighted words and numbers (:func:`weigh`).
         tick: told how many more pairs are done, a piece of work at a time.
 
     Returns:
         The similarities (float64) and levels (int8), in ``found``'s order.
     """
-    digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
+    vectors, digits, check = weighed.vectors, weighed.numbers, weighed.check
 
     def scored(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         count = span[1] - span[0]
@@ -214,7 +242,7 @@ def scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck
                             dtype=np.int8, count=count))
 
     # Solr is idle by now: many candidates are verified on every core.
-    words = sum(map(len, vectors.values())) / len(vectors) if vectors else RECORD_WORDS
+    words = _words(vectors)
     spans = _spans(len(found), words)
     parts = []
     for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found), words))):
@@ -225,14 +253,21 @@ def scored(found: Candidates, vectors: dict[str, Vector], check: SimilarityCheck
     return np.concatenate([part[0] for part in parts]), np.concatenate([part[1] for part in parts])
 
 
-def _spans(count: int, words: float = RECORD_WORDS) -> list[tuple[int, int]]:
-    """``count`` pairs of records of ``words`` words on average, in pieces of
-    ``VERIFY_SPAN`` short records' pairs' worth of work: (start, end) each."""
-    span = max(MIN_SPAN, int(VERIFY_SPAN * RECORD_WORDS / max(words, RECORD_WORDS)))
+def _words(vectors: dict[str, Vector]) -> float:
+    """The records' distinct words on average."""
+    return sum(map(len, vectors.values())) / len(vectors) if vectors else RECORD_WORDS
+
+
+def _spans(count: int, words: float = RECORD_WORDS, cost: float = 1) -> list[tuple[int, int]]:
+    """``count`` pieces of work on records of ``words`` words on average,
+    each costing ``cost`` pairs' scoring, cut into pieces of ``VERIFY_SPAN``
+    short records' pairs' worth of work: (start, end) each."""
+    span = max(MIN_SPAN, int(VERIFY_SPAN * RECORD_WORDS / (max(words, RECORD_WORDS) * cost)))
     return [(start, min(start + span, count)) for start in range(0, count, span)]
 
 
-def _workers(count: int, words: float = RECORD_WORDS) -> int:
-    """Forked workers for ``count`` pairs of records of ``words`` words on
-    average: every core once the work is worth forking for."""
-    return cores() if count * max(words, RECORD_WORDS) >= FORK_FROM * RECORD_WORDS else 1
+def _workers(count: int, words: float = RECORD_WORDS, cost: float = 1) -> int:
+    """Forked workers for ``count`` pieces of work on records of ``words``
+    words on average, each costing ``cost`` pairs' scoring: every core once
+    the work is worth forking for."""
+    return cores() if count * cost * max(words, RECORD_WORDS) >= FORK_FROM * RECORD_WORDS else 1

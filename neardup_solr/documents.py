@@ -22,7 +22,7 @@ from .repair import repair
 from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_COUNT, WORD_SHINGLES
 from .shingles import CHAR_SHINGLE_SIZE, word_shingles
 from .signatures import MinHasher, tagged_values
-from .solr import Solr, index_term
+from .solr import Solr, index_term, index_terms
 from .text import first_word, md5_hex, normalize, words
 
 LSH_SHINGLES = ("chars", "words")
@@ -30,7 +30,7 @@ LSH_SHINGLES = ("chars", "words")
 
 def repaired_tokens(repaired: str) -> list[str]:
     """Words of repaired text as the ``tokens`` field holds them."""
-    return [index_term(w) for w in repaired.split()]
+    return index_terms(repaired.split())
 
 
 def _parse(stored: str, default: Any) -> Any:
@@ -126,7 +126,7 @@ class DocumentBuilder:
         """The LSH MinHash signatures of repaired texts, ``bands * band_rows`` values each."""
         if self.settings.lsh_shingles == "chars":
             return self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
-        return self._lsh.signatures([[index_term(s) for s in word_shingles(r.split())] for r in repaired])
+        return self._lsh.signatures([index_terms(word_shingles(r.split())) for r in repaired])
 
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""
@@ -151,7 +151,7 @@ class DocumentBuilder:
 
     def _add_reference_fields(self, docs: list[dict[str, Any]], normalized: list[str]) -> None:
         tokens = [words(n) for n in normalized]
-        shingles = [[index_term(s) for s in word_shingles(t)] for t in tokens]
+        shingles = [index_terms(word_shingles(t)) for t in tokens]
         signatures = self._reference.signatures(shingles)
         for doc, norm, toks, ngrams, signature in zip(docs, normalized, tokens, shingles, signatures):
             doc.update({

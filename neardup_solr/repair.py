@@ -66,8 +66,14 @@ _UNDECOMPOSABLE = str.maketrans(
     {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
      "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"}
 )
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-_INNER_APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")
+# Each starts with the apostrophe and looks back for the word character
+# from there: a pattern that opens with a look-behind is tried at every
+# position of the text, which made these two most of a long text's repair.
+_POSSESSIVE = re.compile(r"['’](?<=\w['’])s\b")
+_INNER_APOSTROPHE = re.compile(r"['’](?<=\w['’])(?=\w)")
+# Text outside ASCII, a run at a time: NFKD leaves ASCII as it is and never
+# moves a mark across it, so only these runs need folding.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def html_entities(text: str) -> str:
@@ -77,7 +83,11 @@ def html_entities(text: str) -> str:
 def fold_accents(text: str) -> str:
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFKD", text.translate(_UNDECOMPOSABLE))
+    return _NON_ASCII.sub(_folded, text)
+
+
+def _folded(run: re.Match) -> str:
+    decomposed = unicodedata.normalize("NFKD", run.group().translate(_UNDECOMPOSABLE))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -93,6 +103,12 @@ def ampersand(text: str) -> str:
 
 TEXT_RULES = (html_entities, fold_accents, apostrophes, ampersand)
 WORD_RULES = (ORDINALS, NUMBERS, POSTAL)
+# The word rules in their order as one table, so a word is looked up once.
+_WORD_TABLE = {}
+for _word in set().union(*WORD_RULES):
+    _WORD_TABLE[_word] = _word
+    for _table in WORD_RULES:
+        _WORD_TABLE[_word] = _table.get(_WORD_TABLE[_word], _WORD_TABLE[_word])
 
 
 def repair(text: str) -> str:
@@ -104,7 +120,4 @@ def repair(text: str) -> str:
     fixed = text
     for rule in TEXT_RULES:
         fixed = rule(fixed)
-    words = normalize(fixed).split()
-    for table in WORD_RULES:
-        words = [table.get(w, w) for w in words]
-    return " ".join(words) or normalize(text)
+    return " ".join([_WORD_TABLE.get(w, w) for w in normalize(fixed).split()]) or normalize(text)

@@ -37,6 +37,7 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from itertools import count, takewhile
 
 import numpy as np
 from rapidfuzz import process
@@ -65,6 +66,10 @@ DEFAULT_THRESHOLD = 0.7
 
 Vector = dict[str, float]
 
+# A word's place factor, 1 + LEAD * DECAY ** position, worked out once for
+# every position where it is not exactly 1.0 in floating point (the first 53).
+_PLACE = tuple(takewhile(lambda factor: factor != 1.0, (1.0 + LEAD * DECAY**position for position in count())))
+
 _DIGIT = re.compile(r"[0-9]")
 # The levels of ``number_agreement``, in its order.
 AGREEMENT = ("a record has no number", "no number shared", "two or more numbers differ", "one number differs",
@@ -77,6 +82,9 @@ class Weights:
     def __init__(self, doc_count: int, doc_freq: Mapping[str, int]):
         self.doc_count = doc_count
         self.doc_freq = doc_freq
+        # Each word's interned string and idf, worked out once: a million
+        # records hold a few tens of thousands of distinct words.
+        self._known: dict[str, tuple[str, float]] = {}
 
     def idf(self, word: str) -> float:
         df = self.doc_freq.get(word, 0)
@@ -86,9 +94,12 @@ class Weights:
         """Unit vector of the distinct words; their strings are interned, so a
         million cached vectors share one copy of each word."""
         weights: Vector = {}
+        known = self._known
         for position, word in enumerate(words):
             if word not in weights:
-                weights[sys.intern(word)] = self.idf(word) * (1.0 + LEAD * DECAY**position)
+                if (seen := known.get(word)) is None:
+                    seen = known[word] = (sys.intern(word), self.idf(word))
+                weights[seen[0]] = seen[1] * (_PLACE[position] if position < len(_PLACE) else 1.0)
         norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
         return {word: w / norm for word, w in weights.items()}
 
@@ -151,7 +162,7 @@ def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
 def numbers(words: Iterable[str]) -> tuple[str, ...]:
     """The distinct words holding a digit, in order (a tuple: most records
     have one or two, and a million of them are kept during a report)."""
-    return tuple(dict.fromkeys(word for word in words if _DIGIT.search(word)))
+    return tuple(dict.fromkeys(filter(_DIGIT.search, words)))
 
 
 def number_agreement(a: tuple[str, ...], b: tuple[str, ...]) -> int:

@@ -33,17 +33,19 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
         list(forked_map(die, range(10), 2))
 
 
-@pytest.mark.parametrize("count, words", [(125_620, 347.0), (391_578, 8.9), (100_000, 8.9), (7, 500.0)])
-def test_verification_is_cut_by_work_not_by_pairs(count, words):
+@pytest.mark.parametrize("count, words, cost", [(125_620, 347.0, 1), (391_578, 8.9, 1), (100_000, 8.9, 1),
+                                               (7, 500.0, 1), (714_120, 9.9, 2), (100_000, 8.9, 2)])
+def test_verification_is_cut_by_work_not_by_pairs(count, words, cost):
     """Pieces of work cover every candidate once, in order; a pair of long
     documents is as much work as dozens of short records, so 10,000
     documents' 125,620 candidates are verified on every core, where as many
-    short records' pairs are not worth a fork."""
-    spans = _spans(count, words)
+    short records' pairs are not worth a fork; work twice as costly a piece
+    (a record weighed, a kept pair made) forks at half as many pieces."""
+    spans = _spans(count, words, cost)
     assert spans[0][0] == 0 and spans[-1][1] == count
     assert all(end == start for (_, end), (start, _) in zip(spans, spans[1:]))
     largest = max(end - start for start, end in spans)
-    assert largest * max(words, RECORD_WORDS) <= VERIFY_SPAN * RECORD_WORDS or largest <= MIN_SPAN
+    assert largest * max(words, RECORD_WORDS) * cost <= VERIFY_SPAN * RECORD_WORDS or largest <= MIN_SPAN
     long_documents = words > 100 and count > MIN_SPAN
-    assert _workers(count, words) == (cores() if long_documents or count >= FORK_FROM else 1)
+    assert _workers(count, words, cost) == (cores() if long_documents or count * cost >= FORK_FROM else 1)
     assert len(spans) >= 2 or not long_documents

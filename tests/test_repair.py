@@ -1,5 +1,8 @@
 """Each repair rule on its own, then all of them together."""
 
+import re
+import unicodedata
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -71,3 +74,20 @@ def test_repair_never_erases_a_record(text):
     if normalize(text):
         assert repair(text)
     assert repair(text) == " ".join(repair(text).split())
+
+
+ACCENTED = st.text(st.sampled_from("aeiou sS'’-.&AÆæßøŁé\u0301\u0327\u0308ﬁ½¨²ɑ́👍"))
+
+
+@given(ACCENTED)
+def test_accents_fold_as_the_whole_text_decomposed_would(text):
+    # Folding run by run of non-ASCII text matches decomposing it all at once.
+    decomposed = unicodedata.normalize("NFKD", text.translate(
+        str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "Ł": "L"})))
+    assert fold_accents(text) == "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@given(ACCENTED)
+def test_apostrophes_go_as_the_plain_patterns_say(text):
+    possessive = re.sub(r"(?<=\w)['’]s\b", "", text)
+    assert apostrophes(text) == re.sub(r"(?<=\w)['’](?=\w)", "", possessive)
