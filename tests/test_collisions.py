@@ -1,0 +1,56 @@
+"""Buckets read back from a real Solr, against the records' own keys."""
+
+from collections import defaultdict
+from itertools import chain
+
+from neardup_solr.bands import band_prefix
+from neardup_solr.collisions import Skipped, buckets
+from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.indexer import index_records
+from neardup_solr.records import Record
+from neardup_solr.repair import repair
+from neardup_solr.schema import BAND_KEYS, MD5
+from neardup_solr.text import md5_hex, normalize
+
+NAMES = ["Art's Deli", "Bistro Roma", "Cafe Luna", "Golden Dragon", "Hotel Bel-Air", "Spago", "The Grill"]
+
+
+def records() -> list[Record]:
+    texts = []
+    for n, name in enumerate(NAMES):
+        street = f"{100 + n} Main Street Springfield"
+        texts += [f"{name} {street}", f"{name} {street}", f"{name} {street.replace('Street', 'St')}",
+                  f"{name}s {street}"]
+    # Twelve copies of one record: buckets larger than the limit below.
+    texts += ["Joe's Pizza 1 Broadway New York"] * 12
+    texts += [f"Unrelated record number {n} on its own" for n in range(20)]
+    return [Record(str(n + 1), text) for n, text in enumerate(texts)]
+
+
+def test_buckets_are_those_the_records_own_keys_make(core):
+    given, settings = records(), IndexSettings(bands=8, band_rows=2)
+    index_records(core, given, settings=settings)
+    # The buckets as the records' own keys make them: band keys shared by
+    # 2 to 10 records, MD5s shared by any number.
+    holders: dict[tuple[str, str], set[str]] = defaultdict(set)
+    keys = DocumentBuilder(settings).band_keys([repair(r.text) for r in given])
+    for record, own in zip(given, keys):
+        for key in own:
+            holders[BAND_KEYS, key].add(record.id)
+        holders[MD5, md5_hex(normalize(record.text))].add(record.id)
+    expected = sorted(sorted(ids) for (field, _), ids in holders.items()
+                      if len(ids) >= 2 and (field == MD5 or len(ids) <= 10))
+    too_large = [ids for (field, _), ids in holders.items() if field == BAND_KEYS and len(ids) > 10]
+
+    skipped, texts, bands_done = Skipped(), {}, []
+    found = list(chain(
+        buckets(core, BAND_KEYS, [band_prefix(b) for b in range(8)], max_bucket=10, skipped=skipped, texts=texts,
+                progress=lambda: bands_done.append(1)),
+        buckets(core, MD5, [""], max_bucket=None, texts=texts),
+    ))
+
+    # Every bucket once, each member once in it.
+    assert sorted(map(sorted, found)) == expected
+    assert (skipped.keys, skipped.largest) == (len(too_large), max(map(len, too_large)))
+    assert texts == {r.id: r.text for r in given if any(r.id in ids for ids in expected)}
+    assert len(bands_done) == 8
