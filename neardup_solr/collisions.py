@@ -16,11 +16,11 @@ Reading the members is most of what a large report asks of Solr: at 1M
 records the buckets held 2.54M members (of 714,120 distinct records), and
 reading them took Solr's JVM 124 s of CPU, about 50 us a member, most of it
 opening each record's stored fields and listing its 21 stored keys. Two
-other ways were measured there and were no cheaper: every record read once
-in cursor pages (123 s: the stored keys cost more that way, and each page
-sorts the index by id), and the keys kept as docValues instead of stored
-(a member's 21 keys from docValues cost more than stored ones, and
-indexing took 228 s instead of 157 s).
+other ways were tried there, once each, and were no cheaper: every record
+read once in cursor pages (123 s: the stored keys cost more that way, and
+each page sorts the index by id), and the keys kept as docValues instead
+of stored (a member's 21 keys from docValues cost more than stored ones,
+and indexing took 228 s instead of 157 s).
 
 Pairs are kept as numpy arrays of record numbers, 8 bytes a pair, so millions
 of candidates fit in a little memory.
