@@ -103,12 +103,16 @@ def ampersand(text: str) -> str:
 
 TEXT_RULES = (html_entities, fold_accents, apostrophes, ampersand)
 WORD_RULES = (ORDINALS, NUMBERS, POSTAL)
+
+
+def _in_turn(word: str) -> str:
+    for table in WORD_RULES:
+        word = table.get(word, word)
+    return word
+
+
 # The word rules in their order as one table, so a word is looked up once.
-_WORD_TABLE = {}
-for _word in set().union(*WORD_RULES):
-    _WORD_TABLE[_word] = _word
-    for _table in WORD_RULES:
-        _WORD_TABLE[_word] = _table.get(_WORD_TABLE[_word], _WORD_TABLE[_word])
+_WORD_TABLE = {word: _in_turn(word) for word in set().union(*WORD_RULES)}
 
 
 def repair(text: str) -> str:
