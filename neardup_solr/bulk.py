@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -139,7 +140,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
             pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
         return pairs
 
-    words = _words(weighed.vectors)
+    words = weighed.words
     pairs = [pair for part in forked_map(made, _spans(len(kept), words, TWICE), _workers(len(kept), words, TWICE))
              for pair in part]
     return Verified(pairs, model, cut)
@@ -195,6 +196,11 @@ class Weighed:
     numbers: dict[str, tuple[str, ...]]
     check: SimilarityCheck
 
+    @cached_property
+    def words(self) -> float:
+        """The records' distinct words on average."""
+        return sum(map(len, self.vectors.values())) / len(self.vectors) if self.vectors else RECORD_WORDS
+
 
 def weigh(solr: Solr, texts: Mapping[str, str], ids: Iterable[str]) -> Weighed:
     """The records ``ids``' weighted words, by the index's document
@@ -242,7 +248,7 @@ def scored(found: Candidates, weighed: Weighed,
                             dtype=np.int8, count=count))
 
     # Solr is idle by now: many candidates are verified on every core.
-    words = _words(vectors)
+    words = weighed.words
     spans = _spans(len(found), words)
     parts = []
     for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found), words))):
@@ -251,11 +257,6 @@ def scored(found: Candidates, weighed: Weighed,
     if not parts:
         return np.zeros(0), np.zeros(0, np.int8)
     return np.concatenate([part[0] for part in parts]), np.concatenate([part[1] for part in parts])
-
-
-def _words(vectors: dict[str, Vector]) -> float:
-    """The records' distinct words on average."""
-    return sum(map(len, vectors.values())) / len(vectors) if vectors else RECORD_WORDS
 
 
 def _spans(count: int, words: float = RECORD_WORDS, cost: float = 1) -> list[tuple[int, int]]:
