@@ -7,7 +7,8 @@ with ``--shingles words`` its word 3-shingles, as ``--lsh-shingles words``),
 MinHash of ``B*R`` permutations with its fastest bulk API and hash function,
 an LSH index with exactly B bands of R rows, every record inserted, then
 every record queried; the candidates it returns are its pairs. It prints
-one JSON line of timings and its peak memory.
+one JSON line of timings and its peak memory. ``--build-only`` stops once
+every record is in (``bench.peer_memory`` measures the memory that takes).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
 
 import mmh3
 from datasketch import MinHash, MinHashLSH
@@ -46,7 +48,19 @@ def shingle_bytes(text: str, kind: str = "chars") -> list[bytes]:
     return [s.encode("utf-8") for s in lsh_shingles(text, kind)]
 
 
-def run(records_path: str, pairs_path: str, bands: int, band_rows: int, kind: str = "chars") -> dict[str, float]:
+def peak_rss_mb() -> float:
+    """This process's own peak resident memory: VmHWM, which starts again at exec, where
+    getrusage also counts the size of the process it was forked from."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+
+
+def run(records_path: str, pairs_path: str | None, bands: int, band_rows: int, kind: str = "chars"
+        ) -> dict[str, float]:
+    """Build from every record, then (unless ``pairs_path`` is None) query with every record and write the pairs."""
     started = time.perf_counter()
     lsh = MinHashLSH(num_perm=bands * band_rows, params=(bands, band_rows))
     keys, signatures = [], []
@@ -68,6 +82,8 @@ def run(records_path: str, pairs_path: str, bands: int, band_rows: int, kind: st
             flush()
     flush()
     built = time.perf_counter()
+    if pairs_path is None:
+        return {"records": len(keys), "build_seconds": built - started, "peak_rss_mb": peak_rss_mb()}
     pairs = []
     for key, m in zip(keys, signatures):
         rank = id_key(key)
@@ -80,20 +96,24 @@ def run(records_path: str, pairs_path: str, bands: int, band_rows: int, kind: st
         "query_seconds": queried - built,
         "seconds": queried - started,
         "pairs": len(pairs),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.peer", description=__doc__.split("\n\n")[0])
     parser.add_argument("records")
-    parser.add_argument("pairs_out")
+    parser.add_argument("pairs_out", nargs="?", help="where the pairs go (not with --build-only)")
     parser.add_argument("--bands", type=int, required=True)
     parser.add_argument("--band-rows", type=int, required=True)
     parser.add_argument("--shingles", choices=("chars", "words"), default="chars",
                         help="character 3-grams (short records) or word 3-shingles (documents)")
+    parser.add_argument("--build-only", action="store_true", help="stop once every record is in: no queries, no pairs")
     args = parser.parse_args()
-    print(json.dumps(run(args.records, args.pairs_out, args.bands, args.band_rows, args.shingles)), file=sys.stdout)
+    if (args.pairs_out is None) != args.build_only:
+        parser.error("give PAIRS_OUT, or --build-only without it")
+    pairs_out = None if args.build_only else args.pairs_out
+    print(json.dumps(run(args.records, pairs_out, args.bands, args.band_rows, args.shingles)), file=sys.stdout)
 
 
 if __name__ == "__main__":

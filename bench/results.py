@@ -32,18 +32,19 @@ def add_section(out: Path, section: str) -> None:
                    else before + RUNS_MARKER + "\n\n" + section)
 
 
-def machine(solr: Solr, packages: tuple[str, ...] = ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")
-            ) -> dict[str, str]:
-    """The machine, the versions of ``packages`` and of Solr and its Java (one request to Solr)."""
-    info = solr.get(solr.admin_url("info/system"))
+def machine(solr: Solr | None = None,
+            packages: tuple[str, ...] = ("numpy", "mmh3", "datasketch", "pysolr", "neardup-solr")) -> dict[str, str]:
+    """The machine, the versions of ``packages`` and, given a Solr, of Solr and its Java (one request)."""
     memory = next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
-    return {
+    found = {
         "cores": str(os.cpu_count()), "memory": f"{int(memory.split()[1]) / 2**20:.1f} GiB",
         "python": platform.python_version(),
         **{name: version(name) for name in packages},
-        "solr": info["lucene"]["solr-spec-version"],
-        "java": info["jvm"]["version"], "os": platform.platform(),
     }
+    if solr is not None:
+        info = solr.get(solr.admin_url("info/system"))
+        found.update({"solr": info["lucene"]["solr-spec-version"], "java": info["jvm"]["version"]})
+    return {**found, "os": platform.platform()}
 
 
 def free_port() -> int:

@@ -68,6 +68,32 @@ def test_benchmark_of_documents_uses_word_shingles_on_both_sides(core, tmp_path)
     assert "LSH over word 3-shingles" in text and "| Solr MinHashFilter + `{!min_hash}` |" in text
 
 
+def test_a_run_too_large_for_the_peers_and_the_report_indexes_and_queries_only(core, tmp_path):
+    results, text = run_bench(core, tmp_path, "records", 2000, "--no-solr-minhash", "--no-datasketch", "--index-only")
+    assert core.count() == 2000
+    assert results["datasketch"] is None and results["ours"]["report_seconds"] is None
+    assert not (tmp_path / "data" / "pairs-ours.tsv").exists()
+    assert not (tmp_path / "data" / "pairs-datasketch.tsv").exists()
+    phases = {p["phase"] for p in results["cpu"]}
+    assert "neardup index" in phases and not phases & {"neardup report", "datasketch build + query"}
+    assert results["latency_ms"]["queries"] == 50
+    # Nothing the run did not measure is called met or missed.
+    targets = text.split("### Targets", 1)[1].split("###", 1)[0]
+    assert "| end to end <= 0.4x datasketch's build + query | datasketch and the report not run | not measured |" \
+        in targets
+    assert "the report not run | not measured |" in targets and "recall" in targets
+    assert "| neardup-solr (index only, Solr in the loop) |" in text and "`neardup report` was not run" in text
+    assert "datasketch was not run (`--no-datasketch`)" in text
+    assert text.count("--no-datasketch --index-only`") == 1
+
+
+def test_index_only_is_refused_with_solr_minhash_whose_verification_needs_the_report(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "bench.run", "--n", "10", "--index-only", "--out",
+                           str(tmp_path / "RESULTS.md")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "--index-only needs --no-solr-minhash" in done.stderr
+    assert not (tmp_path / "RESULTS.md").exists()
+
+
 def test_a_new_run_keeps_the_earlier_runs_sections(tmp_path):
     out = tmp_path / "RESULTS.md"
     add_section(out, "## Records, n = 10 (first)\n\nmeasured once\n")
@@ -134,3 +160,33 @@ def test_load_bench_reports_errors_and_fails_when_solr_is_gone(tmp_path):
     assert done.returncode == 1
     assert "error:" in done.stderr
     assert not (tmp_path / "RESULTS.md").exists()  # nothing was measured
+
+
+def test_peer_memory_measures_each_size_and_reads_the_line_through_them_at_the_size_asked(tmp_path):
+    out, raw = tmp_path / "RESULTS.md", tmp_path / "memory.json"
+    done = subprocess.run([sys.executable, "-m", "bench.peer_memory", "--n", "800", "400", "--to", "8000",
+                           "--data", str(tmp_path), "--out", str(out), "--json", str(raw)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(raw.read_text())
+    small, large = results["sizes"]
+    assert (small["n"], large["n"]) == (400, 800) and (small["records"], large["records"]) == (400, 800)
+    assert len((tmp_path / "800" / "records.txt").read_text().splitlines()) == 800
+    # datasketch's process of its own, not this one's size: more than the interpreter, less than a gigabyte.
+    assert all(10 < s["peak_rss_mb"] < 1024 for s in (small, large))
+    # Two sizes: the need at --to is the straight line through both, read there.
+    slope = (large["peak_rss_mb"] - small["peak_rss_mb"]) / (large["n"] - small["n"])
+    assert abs(results["need_mb"] - (small["peak_rss_mb"] + slope * (8000 - small["n"]))) < 1e-6 * large["peak_rss_mb"]
+    text = out.read_text()
+    assert "## datasketch's memory, n = 400 and 800 (" in text
+    assert "`python -m bench.peer_memory --n 400 800 --to 8000`" in text and "| 800 |" in text
+    assert f"about {results['need_mb'] / 1024:.1f} GiB" in text
+
+
+def test_peer_build_only_takes_no_pairs_file(tmp_path):
+    records = tmp_path / "records.txt"
+    records.write_text("1 a b c\n")
+    done = subprocess.run([sys.executable, "-m", "bench.peer", str(records), str(tmp_path / "pairs.tsv"),
+                           "--build-only", "--bands", "2", "--band-rows", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "--build-only without it" in done.stderr
+    assert not (tmp_path / "pairs.tsv").exists()
