@@ -390,8 +390,7 @@ def markdown(results: dict) -> str:
         "",
         settings_text(results),
         "",
-        "Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ". The machine was shared and busy during the "
-        "run (other test suites ran on it), so every time below is one measurement under that load.",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in m.items()) + ". " + load_text(results),
         "",
         "### Targets",
         "",
@@ -483,6 +482,22 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Other work taking this share of the machine in some phase makes the run's times ones measured under load.
+LOADED = 0.05
+
+
+def load_text(results: dict) -> str:
+    """What the run measured of other work on the machine, in a sentence."""
+    phases = results.get("cpu")
+    if not phases:
+        return "Other work on the machine was not measured (no /proc on this machine)."
+    most = max(phase["other"] for phase in phases)
+    if most >= LOADED:
+        return (f"Other work took up to {most:.0%} of the machine in a phase (\"other\" in the last table), so "
+                "the times below are one measurement each under that load.")
+    return f"Other work took at most {most:.0%} of the machine in any phase (\"other\" in the last table)."
+
+
 def time_table(results: dict) -> list[str]:
     phases = results.get("cpu")
     if not phases:
@@ -495,8 +510,8 @@ def time_table(results: dict) -> list[str]:
         f"({cores} cores x the wall time = 100%) split between Solr's JVM, our Python processes (the benchmark, the "
         "`neardup` commands and their workers, the peers' clients) and everything else on the machine (from "
         "/proc/<pid>/stat, sampled by a thread once a second and at each phase's start and end). \"Other\" is "
-        "work outside this run: busy ticks in /proc/stat that no process of the run accounts for, which on this "
-        "shared machine are mostly processes of other containers that /proc here does not list.",
+        "work outside this run: busy ticks in /proc/stat that no process of the run accounts for, including "
+        "those of processes /proc here does not list (other containers on a shared host).",
         "",
         "| phase | seconds | " + " | ".join(f"core {c} busy" for c in range(cores))
         + " | Solr JVM | our Python | other |",

@@ -190,3 +190,16 @@ def test_peer_build_only_takes_no_pairs_file(tmp_path):
                            "--build-only", "--bands", "2", "--band-rows", "2"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "--build-only without it" in done.stderr
     assert not (tmp_path / "pairs.tsv").exists()
+
+
+def test_a_run_says_how_much_other_work_it_measured_on_the_machine_and_claims_no_more():
+    from bench.run import load_text
+
+    def run(*others):
+        return {"cpu": [{"other": share} for share in others]}
+
+    assert load_text(run(0.02, 0.31)).startswith("Other work took up to 31% of the machine in a phase")
+    assert "under that load" in load_text(run(0.02, 0.31))
+    quiet = load_text(run(0.0, 0.01))
+    assert quiet.startswith("Other work took at most 1% of the machine") and "load" not in quiet
+    assert "not measured" in load_text({"cpu": None})
