@@ -1,5 +1,5 @@
 """Bounded concurrency: threads for I/O-bound steps (Solr requests), forked
-processes for CPU-bound Python (verification)."""
+processes for CPU-bound Python (building long documents, verification)."""
 
 from __future__ import annotations
 

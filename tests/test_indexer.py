@@ -1,0 +1,57 @@
+"""Indexing in batches: who builds the documents, and that Solr gets each one as built."""
+
+import os
+import random
+
+import neardup_solr.indexer as indexer
+from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.indexer import FORK_WORDS, batches, built, index_records
+from neardup_solr.records import Record
+from neardup_solr.schema import BAND_KEYS, ID, TEXT
+
+SETTINGS = IndexSettings(bands=8, band_rows=2, lsh_shingles="words", reference=False)
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november".split()
+
+
+class PidBuilder(DocumentBuilder):
+    """Marks each document with the process that built it."""
+
+    def documents(self, records):
+        return [{**doc, "pid": os.getpid()} for doc in super().documents(records)]
+
+
+def texts(count, words, seed=7):
+    rng = random.Random(seed)
+    return [Record(str(i), " ".join(rng.choice(WORDS) for _ in range(words))) for i in range(count)]
+
+
+def run(records, size, monkeypatch):
+    # Two cores whatever the machine has, so the choice below is the rule's, not the machine's.
+    monkeypatch.setattr(indexer, "cores", lambda: 2)
+    return [doc for batch in built(PidBuilder(SETTINGS), batches(records, size)) for doc in batch]
+
+
+def test_long_records_are_built_by_forked_workers_in_order_and_as_here(monkeypatch):
+    records = texts(17, FORK_WORDS)
+    docs = run(records, 3, monkeypatch)
+    assert [doc[ID] for doc in docs] == [r.id for r in records]
+    assert all(doc["pid"] != os.getpid() for doc in docs)
+    assert [{k: v for k, v in doc.items() if k != "pid"} for doc in docs] == DocumentBuilder(SETTINGS).documents(records)
+
+
+def test_short_records_and_a_single_batch_are_built_here(monkeypatch):
+    short = run(texts(17, FORK_WORDS // 2), 3, monkeypatch)
+    assert len(short) == 17 and {doc["pid"] for doc in short} == {os.getpid()}
+    single = run(texts(3, FORK_WORDS), 3, monkeypatch)
+    assert len(single) == 3 and {doc["pid"] for doc in single} == {os.getpid()}
+    assert run([], 3, monkeypatch) == []
+
+
+def test_long_records_built_by_workers_reach_solr_as_built(core, monkeypatch):
+    monkeypatch.setattr(indexer, "cores", lambda: 2)
+    records = texts(23, FORK_WORDS + 20, seed=11)
+    assert index_records(core, records, SETTINGS, batch_size=4) == 23
+    assert core.count() == 23
+    stored = {doc[ID]: doc for doc in core.search("*:*", rows=100, fl=f"{ID},{TEXT},{BAND_KEYS}").docs}
+    for doc in DocumentBuilder(SETTINGS).documents(records):
+        assert stored[doc[ID]][TEXT] == doc[TEXT] and stored[doc[ID]][BAND_KEYS] == doc[BAND_KEYS]
