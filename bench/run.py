@@ -62,6 +62,8 @@ from . import documents, solr_peer
 from .cpu import CpuSampler
 from .generate import generate
 from .peer import lsh_shingles
+from .recall import sentences as recall_sentences
+from .recall import where_recall_goes
 from .results import add_section, free_port, machine
 
 HERE = Path(__file__).resolve().parent
@@ -209,6 +211,9 @@ def run(args: argparse.Namespace, command: str) -> dict:
             results["machine"] = machine(solr)
             results["ours"], settings = ours(args, node.url, records, corpus, gold, cpu)
             results["settings"] = settings
+            results["recall"] = None if args.index_only else where_recall_goes(
+                records, gold, {pair.key for pair in read_pairs(records.parent / "pairs-ours.tsv")},
+                settings["bands"], settings["band_rows"], corpus.shingles)
             # The timed records first; what is left of --warm-up more warms up (a small run has fewer).
             wanted = min(args.queries + args.warm_up, len(all_records))
             picked = random.Random(args.seed).sample(all_records, wanted)
@@ -434,6 +439,8 @@ def markdown(results: dict) -> str:
         "benchmark holds every record's text). Solr's JVM is not counted. datasketch's pairs are its "
         "unverified candidates.",
     ]
+    if results.get("recall"):
+        lines += ["", "Where our recall goes: " + recall_sentences(results["recall"])]
     if ours["report_seconds"] is None:
         lines += ["", "The report was not run (`--index-only`): it holds every bucketed record's text and weights in "
                   "memory, and its forked workers come to hold copies of what they read, so its memory grows with "

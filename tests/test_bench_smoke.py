@@ -6,6 +6,8 @@ import subprocess
 import sys
 from urllib.parse import urlsplit
 
+import pytest
+
 from bench.results import add_section
 from conftest import ROOT, _homes, write_records
 
@@ -51,6 +53,9 @@ def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp
     assert phases["neardup report"]["python"] > 0
     assert "### Targets" in text and "| neardup-solr (index + report, Solr in the loop) |" in text
     assert "### Where the time goes" in text
+    # Where the recall goes counts the true pairs found as the score does.
+    assert results["recall"]["true"] == len(truth) and results["recall"]["found_true"] == ours["true"]
+    assert "Where our recall goes: At " in text
     assert ("`python -m bench.run --corpus records --n 10000 --queries 50 --warm-up 10 --sample 2000 "
             "--no-solr-minhash`") in text
 
@@ -203,3 +208,36 @@ def test_a_run_says_how_much_other_work_it_measured_on_the_machine_and_claims_no
     quiet = load_text(run(0.0, 0.01))
     assert quiet.startswith("Other work took at most 1% of the machine") and "load" not in quiet
     assert "not measured" in load_text({"cpu": None})
+
+
+def test_where_the_recall_goes_splits_the_missed_true_pairs_by_what_lsh_was_expected_to_do(tmp_path):
+    from bench.recall import where_recall_goes
+
+    same = "Fiona Gibson Electric 12 Main Street Springfield"
+    write_records(tmp_path / "records.txt", [f"1 {same}", f"2 {same}", "3 abc", "4 xyz", f"5 {same} X", f"6 {same} X"])
+    gold = {frozenset(p) for p in (("1", "2"), ("3", "4"), ("5", "6"))}
+    figures = where_recall_goes(tmp_path / "records.txt", gold, {frozenset(("1", "2"))}, 16, 8)
+    # 1-2 and 5-6 are identical (Jaccard 1: certain candidates), 3-4 share no 3-gram (never candidates).
+    assert figures["true"] == 3 and figures["found_true"] == 1 and figures["missed"] == 2
+    assert figures["expected_candidates"] == 2.0 and figures["missed_by_lsh"] == 1.0
+    assert figures["jaccard_found"] == [1.0, 1.0, 1.0]
+    # The missed are 0 and 1: their percentiles lie on the line between them.
+    assert figures["jaccard_missed"] == pytest.approx([0.1, 0.5, 0.9])
+
+
+def test_bench_recall_adds_a_section_naming_no_folder_outside_the_checkout(tmp_path):
+    data = tmp_path / "run"
+    data.mkdir()
+    write_records(data / "records.txt", ["1 Art's Deli Ventura Blvd", "2 Art's Deli Ventura Blvd.", "3 Bel-Air Hotel"])
+    (data / "true_pairs.tsv").write_text("1\t2\n")
+    (data / "pairs-ours.tsv").write_text("1\t2\t0\t1.0\t1.0\n")
+    out = tmp_path / "RESULTS.md"
+    done = subprocess.run([sys.executable, "-m", "bench.recall", "--data", str(data), "--bands", "16",
+                           "--band-rows", "8", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "`python -m bench.recall --data run --bands 16 --band-rows 8`" in text and str(tmp_path) not in text
+    assert "100.0% were reported" in text
+    missing = subprocess.run([sys.executable, "-m", "bench.recall", "--data", str(tmp_path / "none"), "--bands", "2",
+                              "--band-rows", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert missing.returncode == 2 and "not found" in missing.stderr
