@@ -35,6 +35,10 @@ DEFAULT_PORT = 8983  # Solr's own default
 # creates its core; on a loaded machine that is far longer than the usual
 # few seconds.
 START_WAIT = 180.0
+# The TLOG.state gauge's value for a core whose transaction log is not being
+# replayed: the ordinal of ACTIVE in Solr's UpdateLog.State (REPLAYING,
+# BUFFERING, APPLYING_BUFFERED, ACTIVE).
+TLOG_ACTIVE = 3
 # Seconds a stopping launcher has to shut Solr down cleanly (commit and
 # close the index) before it is killed.
 STOP_WAIT = 60.0
@@ -210,6 +214,24 @@ def answers(url: str, probe: str = "admin/ping") -> bool:
     return answer.status_code in (200, 401, 403)  # up, or up and asking for credentials
 
 
+def replaying(url: str) -> bool:
+    """Whether the core at ``url`` is still replaying its transaction log, as
+    it does for a while after answering its first ping when it was stopped
+    uncleanly: until it is done, the log's old updates (the last run's
+    delete of everything among them) land on top of new ones. No credentials,
+    as :func:`answers`; a node that asks for them is taken as done."""
+    base, core = url.rsplit("/", 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+            answer = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": "TLOG.state",
+                                                                   "wt": "json"}, timeout=2, verify=False)
+        state = answer.json()["metrics"][f"solr.core.{core}"]["TLOG.state"] if answer.status_code == 200 else None
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return False
+    return state is not None and state != TLOG_ACTIVE
+
+
 def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.settimeout(1)
@@ -226,7 +248,8 @@ def start(
     wait: float = START_WAIT,
     echo: Callable[[str], None] = print,
 ) -> Node:
-    """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping.
+    """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping
+    and has replayed what its transaction log held (after an unclean stop).
 
     With ``keystore`` (PKCS12; its password in NEARDUP_KEYSTORE_PASSWORD)
     the node serves HTTPS only. Starting again is harmless: a node already
@@ -258,7 +281,8 @@ def start(
     node = Node(process.pid, port, scheme)
     _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port, "scheme": scheme}))
     try:
-        wait_until(lambda: answers(node.url), process, "Solr", data_dir / "logs" / "launcher.log", wait)
+        wait_until(lambda: answers(node.url) and not replaying(node.url), process, "Solr",
+                   data_dir / "logs" / "launcher.log", wait)
     except NeardupError:
         stop(data_dir)
         raise
