@@ -177,6 +177,9 @@ class Solr:
             return fn(*args, **kwargs)
         except pysolr.SolrError as err:
             raise self._failure(what, err.__context__, _first_line(str(err))) from None
+        except requests.exceptions.ChunkedEncodingError as err:
+            # Solr gone in the middle of an answer: pysolr lets this one through.
+            raise self._failure(what, err, _first_line(str(err))) from None
 
     def _failure(self, what: str, cause: BaseException | None, message: str) -> SolrUnavailable | SolrFailure:
         """The typed error for a request that failed: ``cause`` is the
@@ -191,7 +194,7 @@ class Solr:
                 f"Solr at {self.url} did not answer within {self.timeout:g} s",
                 hint="allow a longer timeout if Solr is busy", remedy="timeout",
             )
-        if isinstance(cause, (requests.ConnectionError, requests.Timeout)):
+        if isinstance(cause, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)):
             return _unreachable(self.url)
         if "(HTTP 401)" in message or "(HTTP 403)" in message:
             return SolrFailure(

@@ -28,6 +28,14 @@ def stat(url: str, category: str, key: str, name: str) -> int:
     return found["solr-mbeans"][1][key]["stats"][f"{category}.{key}.{name}"]
 
 
+def tlog_state(url: str) -> int:
+    """The core's transaction log state, from Solr's metrics."""
+    base, core = url.rsplit("/", 1)
+    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": "TLOG.state", "wt": "json"},
+                         timeout=5).json()
+    return found["metrics"][f"solr.core.{core}"]["TLOG.state"]
+
+
 def adds_so_far(url: str) -> int:
     return stat(url, "UPDATE", "updateHandler", "cumulativeAdds.count")
 
@@ -76,6 +84,9 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         assert stderr.strip().splitlines()[-1].startswith(f"neardup: error: Solr is not reachable at {node.url}")
 
         local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        # Started means done replaying the killed run's log (Solr's UpdateLog.State ACTIVE, ordinal 3): the log's
+        # delete of everything, replayed later, would land on the re-run's adds.
+        assert tlog_state(node.url) == 3
         again = run_cli("index", str(records_file), "--solr-url", node.url)
         assert again.returncode == 0, again.stderr
 
@@ -103,7 +114,7 @@ def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, 
         _, stderr = run.communicate(timeout=120)
     finally:
         local_solr.stop(data_dir)
-    assert run.returncode == 3
+    assert run.returncode == 3, stderr
     assert "Solr is not reachable" in stderr and "Traceback" not in stderr
     assert not out.exists()
     assert list(tmp_path.glob("*.partial")) == []
