@@ -201,14 +201,20 @@ def is_launcher(pid: int) -> bool:
     return True
 
 
+def _probe(url: str, **params: str) -> requests.Response:
+    """A GET of our own node on loopback: no credentials, certificates not
+    checked (its warning silenced), a short timeout."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+        return requests.get(url, params={"wt": "json", **params}, timeout=2, verify=False)
+
+
 def answers(url: str, probe: str = "admin/ping") -> bool:
     """Whether the core at ``url`` is up: it answers a ping (or ``probe``), or
     refuses it for want of credentials. Only a liveness probe of our own node
     on loopback, so it sends no credentials and does not check certificates."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-            answer = requests.get(f"{url}/{probe}", params={"wt": "json"}, timeout=2, verify=False)
+        answer = _probe(f"{url}/{probe}")
     except requests.RequestException:
         return False
     return answer.status_code in (200, 401, 403)  # up, or up and asking for credentials
@@ -222,10 +228,7 @@ def replaying(url: str) -> bool:
     as :func:`answers`; a node that asks for them is taken as done."""
     base, core = url.rsplit("/", 1)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-            answer = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": "TLOG.state",
-                                                                   "wt": "json"}, timeout=2, verify=False)
+        answer = _probe(f"{base}/admin/metrics", group="core", prefix="TLOG.state")
         state = answer.json()["metrics"][f"solr.core.{core}"]["TLOG.state"] if answer.status_code == 200 else None
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return False
