@@ -177,8 +177,9 @@ class Solr:
             return fn(*args, **kwargs)
         except pysolr.SolrError as err:
             raise self._failure(what, err.__context__, _first_line(str(err))) from None
-        except requests.exceptions.ChunkedEncodingError as err:
-            # Solr gone in the middle of an answer: pysolr lets this one through.
+        except requests.RequestException as err:
+            # What pysolr lets through (it wraps timeouts and refused connections only): Solr gone in the
+            # middle of an answer, for one.
             raise self._failure(what, err, _first_line(str(err))) from None
 
     def _failure(self, what: str, cause: BaseException | None, message: str) -> SolrUnavailable | SolrFailure:
