@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,13 +39,13 @@ HERE = Path(__file__).resolve().parent
 PERCENTILES = (10, 50, 90)
 
 
-def where_recall_goes(records: Path, gold: set[frozenset[str]], found: set[frozenset[str]], bands: int,
-                      band_rows: int, kind: str = "chars") -> dict:
+def where_recall_goes(records: Iterable[tuple[str, str]], gold: set[frozenset[str]], found: set[frozenset[str]],
+                      bands: int, band_rows: int, kind: str = "chars") -> dict:
     """The true pairs ``gold``: how many the banding is expected to make candidates, and of those not ``found``,
     how many it was expected to miss; the Jaccard percentiles of the true pairs found and missed.
 
     Args:
-        records: the records (``ID TEXT`` lines); only the true pairs' records are read.
+        records: the records, (id, text) each; only the true pairs' records are shingled.
         gold: the true pairs.
         found: the pairs a run reported.
         bands, band_rows: the banding the run used.
@@ -55,7 +56,7 @@ def where_recall_goes(records: Path, gold: set[frozenset[str]], found: set[froze
         and ``jaccard_found``/``jaccard_missed`` (the ``PERCENTILES``, or None when there are no such pairs).
     """
     wanted = set().union(*gold) if gold else set()
-    shingles = {r.id: set(lsh_shingles(r.text, kind)) for r in RecordReader(records) if r.id in wanted}
+    shingles = {record_id: set(lsh_shingles(text, kind)) for record_id, text in records if record_id in wanted}
     pairs = [tuple(pair) for pair in gold]
     similarity = np.array([jaccard(shingles[a], shingles[b]) for a, b in pairs])
     collide = np.array([collision_probability(s, bands, band_rows) for s in similarity])
@@ -104,7 +105,8 @@ def main() -> None:
         parser.error(f"{', '.join(missing)} not found: give the folder of a bench.run that ran the report")
     records, truth, ours = paths
     found = {pair.key for pair in read_pairs(ours)}
-    figures = where_recall_goes(records, read_gold(truth), found, args.bands, args.band_rows, args.shingles)
+    figures = where_recall_goes(((r.id, r.text) for r in RecordReader(records)), read_gold(truth), found,
+                                args.bands, args.band_rows, args.shingles)
     # The folder as the checkout names it: a results file names no path of the machine it ran on.
     shown = args.data.resolve().relative_to(HERE.parent) if args.data.resolve().is_relative_to(HERE.parent) \
         else args.data.name

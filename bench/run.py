@@ -212,7 +212,7 @@ def run(args: argparse.Namespace, command: str) -> dict:
             results["ours"], settings = ours(args, node.url, records, corpus, gold, cpu)
             results["settings"] = settings
             results["recall"] = None if args.index_only else where_recall_goes(
-                records, gold, {pair.key for pair in read_pairs(records.parent / "pairs-ours.tsv")},
+                all_records, gold, {pair.key for pair in read_pairs(records.parent / "pairs-ours.tsv")},
                 settings["bands"], settings["band_rows"], corpus.shingles)
             # The timed records first; what is left of --warm-up more warms up (a small run has fewer).
             wanted = min(args.queries + args.warm_up, len(all_records))

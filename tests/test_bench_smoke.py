@@ -210,13 +210,13 @@ def test_a_run_says_how_much_other_work_it_measured_on_the_machine_and_claims_no
     assert "not measured" in load_text({"cpu": None})
 
 
-def test_where_the_recall_goes_splits_the_missed_true_pairs_by_what_lsh_was_expected_to_do(tmp_path):
+def test_where_the_recall_goes_splits_the_missed_true_pairs_by_what_lsh_was_expected_to_do():
     from bench.recall import where_recall_goes
 
     same = "Fiona Gibson Electric 12 Main Street Springfield"
-    write_records(tmp_path / "records.txt", [f"1 {same}", f"2 {same}", "3 abc", "4 xyz", f"5 {same} X", f"6 {same} X"])
+    records = [("1", same), ("2", same), ("3", "abc"), ("4", "xyz"), ("5", f"{same} X"), ("6", f"{same} X")]
     gold = {frozenset(p) for p in (("1", "2"), ("3", "4"), ("5", "6"))}
-    figures = where_recall_goes(tmp_path / "records.txt", gold, {frozenset(("1", "2"))}, 16, 8)
+    figures = where_recall_goes(records, gold, {frozenset(("1", "2"))}, 16, 8)
     # 1-2 and 5-6 are identical (Jaccard 1: certain candidates), 3-4 share no 3-gram (never candidates).
     assert figures["true"] == 3 and figures["found_true"] == 1 and figures["missed"] == 2
     assert figures["expected_candidates"] == 2.0 and figures["missed_by_lsh"] == 1.0
