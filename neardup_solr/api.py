@@ -141,13 +141,16 @@ class NearDuplicates:
         Returns:
             How many records were indexed. Costs one update request per
             batch (four in flight), a delete, a commit and two settings
-            requests; memory holds four batches (or all records, when the
-            banding is chosen).
+            requests, after waiting for a Solr that was stopped uncleanly
+            to replay its transaction log (up to five minutes, one metrics
+            request per half second); memory holds four batches (or all
+            records, when the banding is chosen).
 
         Raises:
             InputError: a record breaks the id or text rules (the index may
                 hold the records before it).
-            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+            SolrUnavailable, SolrFailure: Solr could not be reached, refused,
+                or was still replaying its log after five minutes.
         """
         records = as_records(records)
         if bands is None and band_rows is None:
@@ -157,6 +160,7 @@ class NearDuplicates:
         settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=reference)
+        self.solr.wait_until_replayed()
         self._changed()
         self.solr.delete_all()
         settings.save(self.solr)
@@ -170,11 +174,13 @@ class NearDuplicates:
 
         Returns:
             How many were added. Costs one update request per batch and a
-            commit; memory holds four batches.
+            commit, after the wait :meth:`index` makes for a replaying
+            Solr; memory holds four batches.
 
         Raises:
             InputError, SolrUnavailable, SolrFailure: as :meth:`index`.
         """
+        self.solr.wait_until_replayed()
         self._changed()
         return index_records(self.solr, as_records(records), self.settings, batch_size=batch_size,
                              progress=progress)
@@ -300,8 +306,13 @@ class NearDuplicates:
 
         Returns:
             Those of ``ids`` that were indexed. Costs a lookup per 1000 ids,
-            a delete and a commit.
+            a delete and a commit, after the wait :meth:`index` makes for a
+            replaying Solr.
+
+        Raises:
+            SolrUnavailable, SolrFailure: as :meth:`index`.
         """
+        self.solr.wait_until_replayed()
         present = set(self.solr.texts(list(ids)))
         self.solr.delete_ids(list(ids))
         self.solr.commit()

@@ -28,6 +28,7 @@ import requests
 import urllib3
 
 from .errors import NeardupError
+from .solr import log_replaying
 
 CORE = "neardup"
 DEFAULT_PORT = 8983  # Solr's own default
@@ -35,10 +36,6 @@ DEFAULT_PORT = 8983  # Solr's own default
 # creates its core; on a loaded machine that is far longer than the usual
 # few seconds.
 START_WAIT = 180.0
-# The TLOG.state gauge's value for a core whose transaction log is not being
-# replayed: the ordinal of ACTIVE in Solr's UpdateLog.State (REPLAYING,
-# BUFFERING, APPLYING_BUFFERED, ACTIVE).
-TLOG_ACTIVE = 3
 # Seconds a stopping launcher has to shut Solr down cleanly (commit and
 # close the index) before it is killed.
 STOP_WAIT = 60.0
@@ -223,16 +220,14 @@ def answers(url: str, probe: str = "admin/ping") -> bool:
 def replaying(url: str) -> bool:
     """Whether the core at ``url`` is still replaying its transaction log, as
     it does for a while after answering its first ping when it was stopped
-    uncleanly: until it is done, the log's old updates (the last run's
-    delete of everything among them) land on top of new ones. No credentials,
-    as :func:`answers`; a node that asks for them is taken as done."""
+    uncleanly (``Solr.replaying`` for any Solr). No credentials, as
+    :func:`answers`; a node that asks for them is taken as done."""
     base, core = url.rsplit("/", 1)
     try:
         answer = _probe(f"{base}/admin/metrics", group="core", prefix="TLOG.state")
-        state = answer.json()["metrics"][f"solr.core.{core}"]["TLOG.state"] if answer.status_code == 200 else None
-    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return answer.status_code == 200 and log_replaying(answer.json(), core)
+    except (requests.RequestException, ValueError):
         return False
-    return state is not None and state != TLOG_ACTIVE
 
 
 def port_in_use(port: int) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import takewhile
 from typing import Any
@@ -42,6 +43,15 @@ POOL_SIZE = 16
 # an index update sends (``indexer.BATCH_SIZE``), so an answer is about as
 # large as a request Solr already takes.
 READ_BATCH = 1000
+# The TLOG.state gauge's value for a core whose transaction log is not being
+# replayed: the ordinal of ACTIVE in Solr's UpdateLog.State (REPLAYING,
+# BUFFERING, APPLYING_BUFFERED, ACTIVE).
+TLOG_ACTIVE = 3
+# Seconds a write waits for a core to finish replaying its log. Replaying
+# re-applies what the log held at an unclean stop, at indexing speed: a
+# log of a few hundred thousand short records, at most tens of seconds.
+REPLAY_WAIT = 300.0
+REPLAY_POLL = 0.5
 
 
 def quote(value: str) -> str:
@@ -214,6 +224,38 @@ class Solr:
     def ping(self) -> None:
         self._call("ping", self._client.ping)
 
+    def replaying(self) -> bool:
+        """Whether the core is still replaying its transaction log, as it does
+        for a while after answering its first ping when it was stopped
+        uncleanly: until it is done, the log's old updates (a delete of
+        everything among them) land on top of new ones. A collection (whose
+        name is no core's) and a user not allowed Solr's metrics count as
+        done.
+
+        Raises:
+            SolrUnavailable: Solr could not be reached.
+        """
+        try:
+            answer = self.get(self.admin_url("metrics"), group="core", prefix="TLOG.state")
+        except SolrFailure:
+            return False
+        return log_replaying(answer, self.name)
+
+    def wait_until_replayed(self, wait: float = REPLAY_WAIT) -> None:
+        """Return once the core is not replaying its log (:meth:`replaying`).
+
+        Raises:
+            SolrFailure: it still was after ``wait`` seconds.
+            SolrUnavailable: Solr could not be reached.
+        """
+        deadline = time.monotonic() + wait
+        while self.replaying():
+            if time.monotonic() >= deadline:
+                raise SolrFailure(f"Solr at {self.url} was still replaying its transaction log after {wait:.0f} s",
+                                  hint="it was stopped uncleanly and is re-applying old updates; "
+                                  "run the command again when it is done")
+            time.sleep(REPLAY_POLL)
+
     def add(self, docs: Sequence[dict[str, Any]]) -> None:
         self._call("update", self._client.add, list(docs), commit=False)
 
@@ -328,6 +370,17 @@ class Solr:
             message = f"Solr responded with an error (HTTP {answer.status_code}): {_reason(answer)}"
             raise self._failure("request", None, _first_line(message))
         return answer.json()
+
+
+def log_replaying(metrics: Any, core: str) -> bool:
+    """Whether an answer of Solr's metrics API (``group=core``,
+    ``prefix=TLOG.state``) says ``core`` is replaying its transaction log;
+    an answer that does not name the core says no."""
+    try:
+        state = metrics["metrics"][f"solr.core.{core}"]["TLOG.state"]
+    except (KeyError, TypeError):
+        return False
+    return state != TLOG_ACTIVE
 
 
 def _timed_out(error: BaseException | None) -> bool:

@@ -86,6 +86,7 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
         # Started means done replaying the killed run's log (Solr's UpdateLog.State ACTIVE, ordinal 3): the log's
         # delete of everything, replayed later, would land on the re-run's adds.
+        # The command returned after the replay (ACTIVE), so nothing of the old log lands after its updates.
         assert tlog_state(node.url) == 3
         again = run_cli("index", str(records_file), "--solr-url", node.url)
         assert again.returncode == 0, again.stderr
@@ -97,6 +98,44 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         assert rerun == snapshot(core)
     finally:
         local_solr.stop(data_dir)
+
+
+def test_indexing_a_solr_started_by_someone_else_waits_for_its_log_replay(tmp_path, records_file, core):
+    # A Solr we did not start (a service manager restarting it after a crash) answers pings while it still
+    # replays its log, for seconds. Indexing must wait: on a loaded machine the log's delete of everything was
+    # replayed after a re-run's adds (13,851 of 20,000 records kept, exit 0).
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        run = cli_process("index", str(records_file), "--solr-url", node.url, "--retries", "1")
+        while adds_so_far(node.url) < RECORDS * 3 // 4:
+            assert run.poll() is None, "indexing ended before Solr could be killed"
+            time.sleep(0.02)
+        kill_solr(data_dir)
+        run.communicate(timeout=120)
+        assert run.returncode == 3
+    finally:
+        local_solr.stop(data_dir)
+    others = tmp_path / "others.txt"
+    others.write_text("".join(f"other-{i} Cafe {i} on {i % 13} Oak Avenue\n" for i in range(1, 1001)))
+
+    # Started as a plain process, waited for only until it answers.
+    solr = local_solr.launch(["--home", str(local_solr.prepare_home(data_dir)), "--port", str(node.port)], data_dir,
+                             "restarted.log", heap="1g", exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        local_solr.wait_until(lambda: local_solr.answers(node.url), solr, "Solr", data_dir / "logs" / "restarted.log",
+                              local_solr.START_WAIT)
+        again = run_cli("index", str(others), "--solr-url", node.url)
+        assert again.returncode == 0, again.stderr
+        # The command returned after the replay (ACTIVE), so nothing of the old log lands after its updates.
+        assert tlog_state(node.url) == 3
+
+        clean = run_cli("index", str(others), "--solr-url", core.url)
+        assert clean.returncode == 0, clean.stderr
+        assert snapshot(Solr(node.url)) == snapshot(core)
+    finally:
+        solr.kill()
+        solr.wait(timeout=60)
 
 
 def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, records_file):
