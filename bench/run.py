@@ -297,8 +297,7 @@ def solr_minhash(node: Node, solr: Solr, all_records: list[tuple[str, str]],
             started = time.perf_counter()
             found = solr_peer.all_pairs(client, repaired, field, sim, tp)
             query_s = time.perf_counter() - started
-        candidates = data / "pairs-solr-minhash.tsv"
-        solr_peer.write_pairs(candidates, found)
+        candidates = solr_peer.candidate_quality(found, gold)
         with cpu.phase("verifying Solr MinHash's candidates"):
             started = time.perf_counter()
             kept = solr_peer.verify(solr, dict(all_records), found, threshold)
@@ -312,7 +311,7 @@ def solr_minhash(node: Node, solr: Solr, all_records: list[tuple[str, str]],
     finally:
         cores.remove(name)
     return {"sim": sim, "tp": tp, "rows": solr_peer.ROWS, "index_seconds": index_s, "query_seconds": query_s,
-            "seconds": index_s + query_s, "verify_seconds": verify_s, "candidates": quality(candidates, gold),
+            "seconds": index_s + query_s, "verify_seconds": verify_s, "candidates": candidates,
             "verified": quality(verified, gold), "latency_ms": latency}
 
 

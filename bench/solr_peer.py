@@ -23,6 +23,7 @@ import http.client
 import json
 import shutil
 import threading
+from array import array
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,7 +33,7 @@ import numpy as np
 import requests
 
 from neardup_solr.bulk import scored, weigh
-from neardup_solr.collisions import pair_up
+from neardup_solr.collisions import Candidates
 from neardup_solr.documents import load_model
 from neardup_solr.records import id_key
 from neardup_solr.similarity import DEFAULT_THRESHOLD
@@ -141,29 +142,55 @@ def query(client: Client, field: str, sim: float, tp: float, text: str, rows: in
 
 
 def all_pairs(client: Client, records: list[tuple[str, str]], field: str, sim: float,
-              tp: float) -> set[tuple[str, str]]:
-    """One query per record; each pair once, smaller id first."""
-    def pairs_of(record: tuple[str, str]) -> list[tuple[str, str]]:
+              tp: float) -> Candidates:
+    """One query per record; each pair once, smaller id first, in id order.
+
+    The pairs are kept as numbers (``first * n + second`` over the records
+    in id order) in one array: at 1M records the queries return about 100
+    million pair occurrences, which as Python tuples of ids would need tens
+    of gigabytes.
+    """
+    ids = sorted((rid for rid, _ in records), key=id_key)
+    number = {rid: n for n, rid in enumerate(ids)}
+    size = max(len(ids), 1)
+
+    def codes_of(record: tuple[str, str]) -> list[int]:
         rid, text = record
-        return [(rid, other) if id_key(rid) < id_key(other) else (other, rid)
-                for other in query(client, field, sim, tp, text) if other != rid]
+        own = number[rid]
+        others = [number[other] for other in query(client, field, sim, tp, text) if other != rid]
+        return [min(own, other) * size + max(own, other) for other in others]
 
-    found: set[tuple[str, str]] = set()
+    occurrences = array("q")
     with ThreadPoolExecutor(QUERY_THREADS) as pool:
-        for pairs in pool.map(pairs_of, records, chunksize=256):
-            found.update(pairs)
-    return found
+        for codes in pool.map(codes_of, records, chunksize=256):
+            occurrences.extend(codes)
+    codes = np.unique(np.frombuffer(occurrences, dtype=np.int64))
+    del occurrences
+    first, second = np.divmod(codes, size)
+    return Candidates(ids, first, second)
 
 
-def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
+def candidate_quality(found: Candidates, gold: set[frozenset[str]]) -> dict[str, float]:
+    """``neardup evaluate``'s figures for ``found``, counted on pair numbers:
+    the candidates are too many to score as a file of pairs."""
+    number = {rid: n for n, rid in enumerate(found.ids)}
+    size = max(len(found.ids), 1)
+    gold_codes = np.array(sorted({min(number[a], number[b]) * size + max(number[a], number[b])
+                                  for a, b in map(tuple, gold) if a in number and b in number}), dtype=np.int64)
+    true = int(np.isin(found.left * size + found.right, gold_codes, assume_unique=True).sum())
+    pairs = len(found)
+    return {"pairs": pairs, "true": true, "precision": true / pairs if pairs else 0.0,
+            "recall": true / len(gold) if gold else 0.0}
+
+
+def verify(solr: Solr, texts: dict[str, str], found: Candidates,
            threshold: float | None) -> list[tuple[str, str]]:
-    """The pairs our verification keeps: each pair's similarity from our
-    index's document frequencies and its numbers' agreement, kept by the
-    model our report fitted and kept with the index (or ``threshold``)."""
-    pairs = list(pairs)
-    if not pairs:
+    """The pairs of ``found`` our verification keeps, in id order: each
+    pair's similarity from our index's document frequencies and its numbers'
+    agreement, kept by the model our report fitted and kept with the index
+    (or ``threshold``)."""
+    if not len(found):
         return []
-    found = pair_up(pairs)
     scores, levels = scored(found, weigh(solr, texts, found.ids))
     model = load_model(solr)
     if threshold is not None or model is None:
@@ -174,5 +201,6 @@ def verify(solr: Solr, texts: dict[str, str], pairs: Iterable[tuple[str, str]],
 
 
 def write_pairs(path: Path, pairs: Iterable[tuple[str, str]]) -> None:
+    """``pairs``, already in id order, one ``a<TAB>b`` line each."""
     with open(path, "w", encoding="utf-8") as out:
-        out.writelines(f"{a}\t{b}\n" for a, b in sorted(pairs, key=lambda p: (id_key(p[0]), id_key(p[1]))))
+        out.writelines(f"{a}\t{b}\n" for a, b in pairs)

@@ -12,6 +12,9 @@ from bench import solr_peer
 from conftest import ROOT, _homes
 
 from neardup_solr import NearDuplicates
+from neardup_solr.evaluate import score
+from neardup_solr.pairs import Pair
+from neardup_solr.records import id_key
 from neardup_solr.repair import repair
 
 
@@ -37,9 +40,16 @@ def test_solr_minhash_finds_the_generators_pairs_and_our_verification_keeps_only
         found = solr_peer.all_pairs(client, repaired, solr_peer.FIELDS["chars"], sim, tp)
     finally:
         cores.remove("peer_records")
-    candidates = {frozenset(pair) for pair in found}
-    assert all(len(pair) == 2 for pair in candidates)
+    listed = list(found.pairs())
+    # Each pair once, smaller id first, the pairs in id order.
+    keys = [(id_key(a), id_key(b)) for a, b in listed]
+    assert all(a < b for a, b in keys) and keys == sorted(set(keys))
+    candidates = {frozenset(pair) for pair in listed}
     assert len(candidates & gold) >= 0.9 * len(gold)
+    # The figures counted on pair numbers are those of scoring the pairs themselves.
+    measured = score([Pair(a, b, 0) for a, b in listed], gold)
+    assert solr_peer.candidate_quality(found, gold) == {
+        "pairs": measured.found, "true": measured.true, "precision": measured.precision, "recall": measured.recall}
     kept = {frozenset(pair) for pair in solr_peer.verify(core, dict(records), found, None)}
     hits = len(kept & gold)
     assert hits >= 0.9 * len(gold) and hits >= 0.9 * len(kept)
