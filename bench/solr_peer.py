@@ -110,14 +110,27 @@ class Client:
 
     def post(self, handler: str, body: bytes, content_type: str) -> dict:
         connection = getattr(self._local, "connection", None)
-        if connection is None:
+        try:
+            if connection is None:
+                raise ConnectionError("no connection yet")
+            answer = self._send(connection, handler, body, content_type)
+        except (ConnectionError, http.client.HTTPException):
+            # A kept-alive connection that idled past Jetty's idle timeout (or
+            # any closed one) is closed under us: open a new one, once. Every
+            # request the peer sends (adds by id, commit, select) can be repeated.
+            if connection is not None:
+                connection.close()
             connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
-        connection.request("POST", f"{self.path}/{handler}", body=body, headers={"Content-Type": content_type})
-        answer = connection.getresponse()
+            answer = self._send(connection, handler, body, content_type)
         data = answer.read()
         if answer.status != 200:
             raise SystemExit(f"the MinHash peer's Solr answered {answer.status}: {data[:300]!r}")
         return json.loads(data)
+
+    def _send(self, connection: http.client.HTTPConnection, handler: str, body: bytes,
+              content_type: str) -> http.client.HTTPResponse:
+        connection.request("POST", f"{self.path}/{handler}", body=body, headers={"Content-Type": content_type})
+        return connection.getresponse()
 
     def form(self, handler: str, params: dict[str, str]) -> dict:
         return self.post(handler, urlencode(params).encode(), "application/x-www-form-urlencoded")

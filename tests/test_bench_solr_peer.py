@@ -4,6 +4,7 @@ our verification of its candidates. The 10k smoke run of the benchmark
 leaves this peer to the documents and to this test, as its 10,000 queries
 cost a minute on two cores."""
 
+import socket
 import subprocess
 import sys
 from urllib.parse import urlsplit
@@ -38,6 +39,11 @@ def test_solr_minhash_finds_the_generators_pairs_and_our_verification_keeps_only
         repaired = [(rid, repair(text)) for rid, text in records]
         solr_peer.index(client, repaired, solr_peer.FIELDS["chars"])
         found = solr_peer.all_pairs(client, repaired, solr_peer.FIELDS["chars"], sim, tp)
+        # A kept-alive connection closed under the client (as Jetty closes one
+        # that idled through the all-pairs queries) is reopened: the query answers.
+        client._local.connection.sock.shutdown(socket.SHUT_RDWR)
+        rid, text = repaired[0]
+        assert rid in solr_peer.query(client, solr_peer.FIELDS["chars"], sim, tp, text)
     finally:
         cores.remove("peer_records")
     listed = list(found.pairs())
