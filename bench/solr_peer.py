@@ -110,16 +110,17 @@ class Client:
 
     def post(self, handler: str, body: bytes, content_type: str) -> dict:
         connection = getattr(self._local, "connection", None)
-        try:
-            if connection is None:
-                raise ConnectionError("no connection yet")
-            answer = self._send(connection, handler, body, content_type)
-        except (ConnectionError, http.client.HTTPException):
-            # A kept-alive connection that idled past Jetty's idle timeout (or
-            # any closed one) is closed under us: open a new one, once. Every
-            # request the peer sends (adds by id, commit, select) can be repeated.
-            if connection is not None:
+        answer = None
+        if connection is not None:
+            try:
+                answer = self._send(connection, handler, body, content_type)
+            except (ConnectionError, http.client.HTTPException):
+                # A kept-alive connection that idled past Jetty's idle timeout
+                # (or any closed one) is closed under us: open a new one, once.
+                # Every request the peer sends (adds by id, commit, select) can
+                # be repeated.
                 connection.close()
+        if answer is None:
             connection = self._local.connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
             answer = self._send(connection, handler, body, content_type)
         data = answer.read()
