@@ -56,7 +56,7 @@ from neardup_solr.pairs import read_pairs
 from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
-from . import documents, generate, people
+from . import documents, generate, kernel_check, people
 from .results import machine
 from .run import bench_solr, run_cli
 
@@ -185,6 +185,7 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         solr = Solr(url, timeout=600)
         records_indexed = solr.count()
         shared = candidates(solr, gold)
+        kernel_checked = kernel_check.check(solr)
     finally:
         cores.remove(name)
     reported = {p.key for p in found}
@@ -196,6 +197,7 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         "candidates_kept": len(shared["kept"]) / len(gold) if gold else 0.0,
         "missed_not_candidates": len(missed - shared["kept"]), "missed_below_cut": len(missed & shared["kept"]),
         "index_seconds": index_s, "report_seconds": report_s, "report_said": said.strip(),
+        "kernel_checked": kernel_checked,
         "pairs_file": str(pairs), "gold_file": str(gold_file), "records_file": str(records),
     }
 
@@ -227,6 +229,10 @@ def markdown(command: str, machine_info: dict[str, str], rows: list[dict]) -> st
         "Estimates come from the model file the report writes beside the pairs (`PAIRS.model.json`); n/a where "
         "it wrote none. LSH candidates: the share of true pairs whose two records share a band key held by at "
         f"most {MAX_BUCKET} records (the buckets the report reads); in brackets, sharing any band key.",
+        "",
+        "The report's compiled verification kernel gave the plain-Python similarity's scores and number "
+        "levels to the last bit on every candidate of every set (`bench/kernel_check.py`): "
+        + ", ".join(f"{r['name']} {r['kernel_checked']:,}" for r in rows if "kernel_checked" in r) + " candidates.",
         "",
         "## Where true pairs are lost",
         "",

@@ -205,7 +205,7 @@ def verify(solr: Solr, texts: dict[str, str], found: Candidates,
     (or ``threshold``)."""
     if not len(found):
         return []
-    scores, levels = scored(found, weigh(solr, texts, found.ids))
+    scores, levels = scored(found, weigh(solr, texts, found))
     model = load_model(solr)
     if threshold is not None or model is None:
         keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)

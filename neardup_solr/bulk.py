@@ -19,9 +19,8 @@ order do not depend on how many workers ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -31,10 +30,11 @@ from .collisions import MAX_BUCKET, Candidates, Skipped, buckets, pair_up
 from .documents import IndexSettings
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair
-from .parallel import cores, forked_map
+from .kernel import CloseTable, Rows, Vocabulary, score_pairs
+from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .schema import BAND_KEYS, MD5, TOKENS
-from .similarity import CloseWords, Vector, Weights, number_agreement, numbers
+from .similarity import Weights
 from .solr import Solr
 from .verify import SimilarityCheck, text_vector
 
@@ -114,8 +114,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     # their verification takes as long as finding them.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
-    weighed = weigh(solr, texts, found.ids)
-    check = weighed.check
+    weighed = weigh(solr, texts, found)
     scores, levels = scored(found, weighed, tick)
     model = fit(histogram(scores, levels))
     if labels:
@@ -137,7 +136,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         pairs = []
         for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
             a, b = found.ids[found.left[i]], found.ids[found.right[i]]
-            pairs.append(check.pair(a, texts[a], b, texts[b], float(scores[i]), p))
+            pairs.append(SimilarityCheck.pair(a, texts[a], b, texts[b], float(scores[i]), p))
         return pairs
 
     words = weighed.words
@@ -190,73 +189,82 @@ def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
 @dataclass
 class Weighed:
     """What :func:`scored` needs of the records (:func:`weigh`): their
-    weighted words and numbers, and the similarity with their close words."""
+    weighted words as rows (by the candidates' record numbers) and the
+    close words of their vocabulary."""
 
-    vectors: dict[str, Vector]
-    numbers: dict[str, tuple[str, ...]]
-    check: SimilarityCheck
+    rows: Rows
+    close: CloseTable
 
-    @cached_property
+    @property
     def words(self) -> float:
         """The records' distinct words on average."""
-        return sum(map(len, self.vectors.values())) / len(self.vectors) if self.vectors else RECORD_WORDS
+        return len(self.rows.words) / len(self.rows) if len(self.rows) else RECORD_WORDS
 
 
-def weigh(solr: Solr, texts: Mapping[str, str], ids: Iterable[str]) -> Weighed:
-    """The records ``ids``' weighted words, by the index's document
-    frequencies, and their numbers, on every core when there is enough work.
+def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
+    """The weighted words of the candidates' records, by the index's
+    document frequencies, as rows in ``found.ids``' order (repair and
+    weights on every core when there is enough work), and the close words
+    the candidates need (:meth:`CloseTable.needed`).
 
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     weights = Weights(*solr.term_counts(TOKENS))
-    ids = list(ids)
+    ids = found.ids
 
-    def weighed(span: tuple[int, int]) -> list[tuple[Vector, tuple[str, ...]]]:
-        return [(vector, numbers(vector))
-                for vector in (text_vector(weights, texts[record_id]) for record_id in ids[span[0]:span[1]])]
+    def weighed(span: tuple[int, int]) -> tuple[np.ndarray, list[str], np.ndarray]:
+        lengths, words, values = [], [], []
+        for record_id in ids[span[0]:span[1]]:
+            vector = text_vector(weights, texts[record_id])
+            lengths.append(len(vector))
+            words.extend(vector)
+            values.extend(vector.values())
+        return np.array(lengths, np.int64), words, np.array(values, np.float64)
 
     # Every word counted, not only distinct ones: repair reads them all.
     words = sum(texts[record_id].count(" ") + 1 for record_id in ids) / len(ids) if ids else RECORD_WORDS
-    both = list(chain.from_iterable(forked_map(weighed, _spans(len(ids), words, TWICE),
-                                               _workers(len(ids), words, TWICE))))
-    vectors = {record_id: vector for record_id, (vector, _) in zip(ids, both)}
-    return Weighed(vectors, {record_id: digits for record_id, (_, digits) in zip(ids, both)},
-                   SimilarityCheck(CloseWords(w for vector in vectors.values() for w in vector)))
+    parts = list(forked_map(weighed, _spans(len(ids), words, TWICE), _workers(len(ids), words, TWICE)))
+    vocabulary = Vocabulary()
+    start = np.zeros(len(ids) + 1, np.int64)
+    if parts:
+        np.cumsum(np.concatenate([part[0] for part in parts]), out=start[1:])
+    numbered = np.fromiter((vocabulary.number(w) for part in parts for w in part[1]), np.int32, int(start[-1]))
+    values = np.concatenate([part[2] for part in parts]) if parts else np.zeros(0)
+    rows = Rows(start, numbered, values, vocabulary.digits())
+    return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right))
+
+
+# Candidate pairs scored by one call of the kernel: its tables are the
+# vocabulary's size, made once a call.
+SCORE_SPAN = 1 << 18
 
 
 def scored(found: Candidates, weighed: Weighed,
            tick: Callable[[int], None] = lambda done: None) -> tuple[np.ndarray, np.ndarray]:
-    """Each candidate's similarity, and its level of number agreement, on
-    every core when there is enough work.
+    """Each candidate's similarity, and its level of number agreement, by the
+    compiled kernel (``kernel.py``) on every core's thread.
 
     Args:
         found: the candidate pairs.
-        weighed: their records' weighted words and numbers (:func:`weigh`).
+        weighed: their records' weighted words (:func:`weigh`), in ``found.ids``' order.
         tick: told how many more pairs are done, a piece of work at a time.
 
     Returns:
         The similarities (float64) and levels (int8), in ``found``'s order.
     """
-    vectors, digits, check = weighed.vectors, weighed.numbers, weighed.check
+    spans = [(start, min(start + SCORE_SPAN, len(found))) for start in range(0, len(found), SCORE_SPAN)]
 
-    def scored(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        count = span[1] - span[0]
-        return (np.fromiter((check.score(vectors[a], vectors[b]) for a, b in found.pairs(*span)),
-                            dtype=np.float64, count=count),
-                np.fromiter((number_agreement(digits[a], digits[b]) for a, b in found.pairs(*span)),
-                            dtype=np.int8, count=count))
+    def part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        return score_pairs(weighed.rows, weighed.close, found.left[span[0]:span[1]], found.right[span[0]:span[1]])
 
-    # Solr is idle by now: many candidates are verified on every core.
-    words = weighed.words
-    spans = _spans(len(found), words)
     parts = []
-    for (start, end), part in zip(spans, forked_map(scored, spans, _workers(len(found), words))):
+    for (start, end), done in zip(spans, bounded_map(part, spans, cores())):
         tick(end - start)
-        parts.append(part)
+        parts.append(done)
     if not parts:
         return np.zeros(0), np.zeros(0, np.int8)
-    return np.concatenate([part[0] for part in parts]), np.concatenate([part[1] for part in parts])
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _spans(count: int, words: float = RECORD_WORDS, cost: float = 1) -> list[tuple[int, int]]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import count, takewhile
 
 import numpy as np
@@ -105,29 +105,57 @@ class Weights:
 
 
 class CloseWords:
-    """Which words of a vocabulary are within Jaro-Winkler ``CLOSE`` of which.
-
-    Worked out for the whole vocabulary at once (rapidfuzz's ``cdist``, in
-    compiled code, a block of rows at a time to bound memory), so comparing
-    two records is a few dictionary lookups instead of a Jaro-Winkler call
-    for every pair of their words.
-    """
-
-    ROWS = 512
+    """Which words of a vocabulary are within Jaro-Winkler ``CLOSE`` of which
+    (:func:`close_pairs`), as a dictionary: comparing two records is a few
+    dictionary lookups instead of a Jaro-Winkler call for every pair of
+    their words."""
 
     def __init__(self, words: Iterable[str]):
         vocabulary = sorted(set(words))
         self.close: dict[str, dict[str, float]] = {}
-        # Threads pay off for a bulk report's vocabulary; for the few words of
-        # one online query, starting them costs more than the comparisons.
-        workers = -1 if len(vocabulary) > self.ROWS else 1
-        for first in range(0, len(vocabulary), self.ROWS):
-            block = vocabulary[first : first + self.ROWS]
-            scores = process.cdist(block, vocabulary, scorer=JaroWinkler.similarity,
-                                   score_cutoff=CLOSE - ROUNDING, dtype=np.float32, workers=workers)
-            for row, column in zip(*np.nonzero(scores)):
-                if first + row != column:
-                    self.close.setdefault(block[row], {})[vocabulary[column]] = float(scores[row, column])
+        for row, column, score in zip(*(part.tolist() for part in close_pairs(vocabulary))):
+            self.close.setdefault(vocabulary[row], {})[vocabulary[column]] = score
+
+
+# Rows of the vocabulary compared with all of it at once.
+CLOSE_ROWS = 512
+
+
+def close_pairs(vocabulary: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every ordered pair of different words of ``vocabulary`` within
+    Jaro-Winkler ``CLOSE``: their positions (int64) and similarity (float32,
+    as rapidfuzz gives it).
+
+    Worked out for the whole vocabulary at once (rapidfuzz's ``cdist``, in
+    compiled code, ``CLOSE_ROWS`` rows at a time to bound memory).
+    """
+    rows, columns, scores = [], [], []
+    # Threads pay off for a bulk report's vocabulary; for the few words of
+    # one online query, starting them costs more than the comparisons.
+    workers = -1 if len(vocabulary) > CLOSE_ROWS else 1
+    for first in range(0, len(vocabulary), CLOSE_ROWS):
+        block = vocabulary[first : first + CLOSE_ROWS]
+        similar = process.cdist(block, vocabulary, scorer=JaroWinkler.similarity,
+                                score_cutoff=CLOSE - ROUNDING, dtype=np.float32, workers=workers)
+        row, column = np.nonzero(similar)
+        other = first + row != column
+        rows.append(first + row[other])
+        columns.append(column[other])
+        scores.append(similar[row[other], column[other]])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    return (np.concatenate(rows).astype(np.int64), np.concatenate(columns).astype(np.int64),
+            np.concatenate(scores))
+
+
+def close_scores(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
+    """The Jaro-Winkler similarity of ``first[i]`` and ``second[i]`` for each
+    i where it is at least ``CLOSE``, else 0 (float32, the values
+    :func:`close_pairs` gives the same words)."""
+    if not first:
+        return np.zeros(0, np.float32)
+    return process.cpdist(first, second, scorer=JaroWinkler.similarity, score_cutoff=CLOSE - ROUNDING,
+                          dtype=np.float32, workers=-1 if len(first) > CLOSE_ROWS else 1)
 
 
 def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
@@ -159,10 +187,15 @@ def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
     return min(1.0, exact + (soft_a + soft_b) / 2.0)
 
 
+def holds_digit(word: str) -> bool:
+    """Whether a word is a number for :func:`number_agreement`."""
+    return _DIGIT.search(word) is not None
+
+
 def numbers(words: Iterable[str]) -> tuple[str, ...]:
     """The distinct words holding a digit, in order (a tuple: most records
     have one or two, and a million of them are kept during a report)."""
-    return tuple(dict.fromkeys(filter(_DIGIT.search, words)))
+    return tuple(dict.fromkeys(filter(holds_digit, words)))
 
 
 def number_agreement(a: tuple[str, ...], b: tuple[str, ...]) -> int:

@@ -14,6 +14,7 @@ import sys
 import pytest
 from tqdm import tqdm
 
+from bench import kernel_check
 from conftest import ROOT, child_env, create_core, drop_core, run_cli
 from neardup_solr import bulk
 from neardup_solr.cli.common import bar_progress
@@ -202,6 +203,13 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     forked = bulk.lsh_pairs(core).pairs
     assert len(alone) > 100
     assert forked == alone
+
+
+def test_the_kernel_scores_every_candidate_as_the_plain_similarity_does(indexed):
+    # Every candidate pair of the restaurants, to the last bit (the quality
+    # benchmark checks every labeled set's candidates the same way).
+    core, _ = indexed
+    assert kernel_check.check(core) > 10_000
 
 
 def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):

@@ -1,0 +1,58 @@
+"""The verification kernel against the plain-Python similarity it replaces in bulk."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr.kernel import CloseTable, Rows, Vocabulary, score_pairs
+from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity
+
+# Words with close spellings (typos), numbers, and words that share nothing.
+WORDS = ["deli", "dell", "delly", "arts", "art", "artz", "ventura", "ventra", "blvd", "studio", "studo", "city",
+         "12224", "12242", "1224", "90210", "3rd", "st", "ave", "hotel", "hotl", "bel", "air", "bell", "canyon",
+         "stone", "stoner", "701", "7o1", "rd", "los", "angeles", "angels", "a", "aa", "x"]
+
+records = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=2, max_size=12)
+
+
+def both_ways(texts, doc_freq, pairs):
+    weights = Weights(doc_count=1000, doc_freq=doc_freq)
+    vectors = [weights.vector(words) for words in texts]
+    close = CloseWords(w for v in vectors for w in v)
+    expected_similarity = [similarity(vectors[a], vectors[b], close) for a, b in pairs]
+    expected_level = [number_agreement(numbers(vectors[a]), numbers(vectors[b])) for a, b in pairs]
+    vocabulary = Vocabulary()
+    rows = Rows.of(vectors, vocabulary)
+    left = np.array([a for a, _ in pairs], np.int64)
+    right = np.array([b for _, b in pairs], np.int64)
+    # Close words of the whole vocabulary, or of the pairs' missing words only, compiled or not.
+    tables = [CloseTable.of(vocabulary.words),
+              *(CloseTable.needed(vocabulary.words, rows, left, right, whole=False, compiled=c) for c in (True, False))]
+    return expected_similarity, expected_level, [score_pairs(rows, table, left, right, compiled=c)
+                                                 for c in (True, False) for table in tables]
+
+
+@settings(max_examples=300, deadline=None)
+@given(records, st.dictionaries(st.sampled_from(WORDS), st.integers(1, 999)), st.data())
+def test_the_kernel_gives_the_dict_versions_floats_to_the_last_bit(texts, doc_freq, data):
+    count = len(texts)
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, count - 1), st.integers(0, count - 1)), min_size=1,
+                               max_size=30))
+    expected_similarity, expected_level, results = both_ways(texts, doc_freq, pairs)
+    for similarities, levels in results:
+        # Bit for bit, not approximately: the same terms summed in the same order.
+        assert similarities.tolist() == expected_similarity
+        assert levels.tolist() == expected_level
+
+
+def test_typos_count_through_close_words_and_numbers_are_told_apart():
+    texts = [["arts", "deli", "12224", "ventura", "blvd"], ["artz", "deli", "12224", "ventra", "blvd"],
+             ["arts", "deli", "12242", "ventura", "blvd"], ["hotel", "bel", "air"]]
+    expected_similarity, expected_level, results = both_ways(texts, {}, [(0, 1), (0, 2), (0, 3), (1, 1)])
+    similarities, levels = results[0]
+    # Typos cost a little, not the whole word; a record is itself; no shared word is nothing.
+    assert 0.8 < similarities[0] < 1.0
+    assert similarities[2] == 0.0
+    assert abs(similarities[3] - 1.0) < 1e-12
+    assert levels.tolist() == [4, 1, 0, 4]
+    assert similarities.tolist() == expected_similarity
