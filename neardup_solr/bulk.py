@@ -19,14 +19,15 @@ order do not depend on how many workers ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 
 import numpy as np
 
 from .bands import band_prefix
-from .collisions import MAX_BUCKET, Candidates, Skipped, buckets, pair_up
+from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, buckets, distinct
 from .documents import IndexSettings
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair
@@ -80,10 +81,11 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     to all their similarities and number agreements; the pairs it calls
     matches (or those at or above ``threshold``).
 
-    Two passes over the candidates: the first scores each one (on every core
-    when they are many) and keeps only a float and a level per pair; the
-    model is fitted to their histogram; the second makes the kept pairs,
-    with their word edit distance and probability.
+    The buckets are read and their new records weighed as they arrive (on
+    every core when the index is large); then every candidate is scored by
+    the compiled kernel (``kernel.py``), keeping only a float and a level
+    per pair; the model is fitted to their histogram; last, the kept pairs
+    are made, with their word edit distance and probability.
 
     Args:
         solr: the index, built by :func:`neardup_solr.indexer.index_records`
@@ -102,19 +104,20 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     Returns:
         The kept pairs (smaller id first, in id order), the model and the
         cut used. Costs one terms request per band, one request per batch of
-        about 5,000 bucket members, and one for the document frequencies;
-        memory holds every candidate as 8 bytes plus a float and a byte, and the text
-        and weights of every record in a bucket.
+        about 5,000 bucket members, one for the document frequencies, and
+        one per 1000 records of kept pairs (their texts); memory holds every
+        candidate as 16 bytes plus a float and a byte (and 16 bytes for
+        each time a pair was met while the buckets are read), and every
+        record in a bucket as its id and 12 bytes a distinct word: texts are
+        weighed as the buckets arrive and not kept.
 
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
-    found, texts = _candidates(solr, max_bucket, progress, warn)
-    # Progress goes on with the candidate pairs: at a million records
-    # their verification takes as long as finding them.
+    found, weighed = _weighed_candidates(solr, max_bucket, progress, warn)
+    # Progress goes on with the candidate pairs.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
-    weighed = weigh(solr, texts, found)
     scores, levels = scored(found, weighed, tick)
     model = fit(histogram(scores, levels))
     if labels:
@@ -132,6 +135,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         for at in np.flatnonzero(np.isin(kept, labeled)).tolist():
             probabilities[at] = 1.0
 
+    # Only the kept pairs' texts are read again (for their word edit distance).
+    texts = solr.texts([found.ids[i] for i in distinct(np.concatenate([found.left[kept], found.right[kept]])).tolist()])
+
     def made(span: tuple[int, int]) -> list[Pair]:
         pairs = []
         for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
@@ -145,24 +151,50 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     return Verified(pairs, model, cut)
 
 
-def _candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
-                warn: Callable[[str], None]) -> tuple[Candidates, dict[str, str]]:
+def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
+                        warn: Callable[[str], None]) -> tuple[Candidates, Weighed]:
     """Every pair sharing a band key (in a bucket of at most ``max_bucket``)
-    or an MD5, and the texts of their records."""
+    or an MD5, and their records weighed (each record's text weighed when
+    it first arrives, then dropped)."""
     settings = IndexSettings.load(solr)
+    weights = Weights(*solr.term_counts(TOKENS))
     skipped = Skipped()
     texts: dict[str, str] = {}
     tick = Tally(progress, "colliding bands", settings.bands)
-    found = pair_up(chain(
+    pairing = Pairing()
+    groups = chain(
         buckets(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
                 skipped=skipped, texts=texts, progress=tick),
         buckets(solr, MD5, [""], max_bucket=None, texts=texts),
-    ))
+    )
+
+    def batches() -> Iterator[list[str]]:
+        # A record's text comes with every bucket it is in; it is weighed the first time.
+        batch, size = [], 0
+        for group in groups:
+            new = set(pairing.add(group))
+            for member in group:
+                text = texts.pop(member, None)
+                if member in new:
+                    batch.append(text)
+                    size += len(text)
+            if size >= WEIGH_CHARACTERS:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+    # Forking pays for itself on a large index: decided from its size, as the records arrive unknown.
+    words = sum(weights.doc_freq.values()) / weights.doc_count if weights.doc_count else RECORD_WORDS
+    parts = list(forked_map(partial(_vectors, weights), batches(), _workers(weights.doc_count, words, TWICE)))
     if skipped.keys:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "a larger bucket limit includes them")
-    return found, texts
+    found, arrival = pairing.candidates()
+    vocabulary = Vocabulary()
+    rows = _rows(parts, vocabulary)
+    return found, Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right, arrival), arrival)
 
 
 def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
@@ -194,6 +226,7 @@ class Weighed:
 
     rows: Rows
     close: CloseTable
+    row_of: np.ndarray | None = None  # each record's row, by its number in the candidates (default: the same)
 
     @property
     def words(self) -> float:
@@ -203,36 +236,52 @@ class Weighed:
 
 def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
     """The weighted words of the candidates' records, by the index's
-    document frequencies, as rows in ``found.ids``' order (repair and
-    weights on every core when there is enough work), and the close words
-    the candidates need (:meth:`CloseTable.needed`).
+    document frequencies, as rows in ``found.ids``' order, and the close
+    words the candidates need (:meth:`CloseTable.needed`): what
+    :func:`lsh_pairs` makes as the buckets arrive, for candidates found
+    another way.
 
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     weights = Weights(*solr.term_counts(TOKENS))
     ids = found.ids
-
-    def weighed(span: tuple[int, int]) -> tuple[np.ndarray, list[str], np.ndarray]:
-        lengths, words, values = [], [], []
-        for record_id in ids[span[0]:span[1]]:
-            vector = text_vector(weights, texts[record_id])
-            lengths.append(len(vector))
-            words.extend(vector)
-            values.extend(vector.values())
-        return np.array(lengths, np.int64), words, np.array(values, np.float64)
-
     # Every word counted, not only distinct ones: repair reads them all.
     words = sum(texts[record_id].count(" ") + 1 for record_id in ids) / len(ids) if ids else RECORD_WORDS
-    parts = list(forked_map(weighed, _spans(len(ids), words, TWICE), _workers(len(ids), words, TWICE)))
+    parts = forked_map(lambda span: _vectors(weights, [texts[record_id] for record_id in ids[span[0]:span[1]]]),
+                       _spans(len(ids), words, TWICE), _workers(len(ids), words, TWICE))
     vocabulary = Vocabulary()
-    start = np.zeros(len(ids) + 1, np.int64)
-    if parts:
-        np.cumsum(np.concatenate([part[0] for part in parts]), out=start[1:])
-    numbered = np.fromiter((vocabulary.number(w) for part in parts for w in part[1]), np.int32, int(start[-1]))
-    values = np.concatenate([part[2] for part in parts]) if parts else np.zeros(0)
-    rows = Rows(start, numbered, values, vocabulary.digits())
+    rows = _rows(parts, vocabulary)
     return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right))
+
+
+# Characters of text weighed in one piece of work while the buckets are read:
+# about 3,000 short records or 70 documents of 350 words.
+WEIGH_CHARACTERS = 200_000
+
+
+def _vectors(weights: Weights, texts: list[str]) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The texts' weighted words: how many each has, the words, their weights."""
+    lengths, words, values = [], [], []
+    for text in texts:
+        vector = text_vector(weights, text)
+        lengths.append(len(vector))
+        words.extend(vector)
+        values.extend(vector.values())
+    return np.array(lengths, np.int64), words, np.array(values, np.float64)
+
+
+def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary: Vocabulary) -> Rows:
+    """Rows of the records :func:`_vectors` weighed, in order, their words numbered by ``vocabulary``."""
+    lengths, numbered, values = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)], [np.zeros(0)]
+    for count, words, weights in parts:
+        lengths.append(count)
+        numbered.append(np.fromiter(map(vocabulary.number, words), np.int32, len(words)))
+        values.append(weights)
+    counts = np.concatenate(lengths)
+    start = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=start[1:])
+    return Rows(start, np.concatenate(numbered), np.concatenate(values), vocabulary.digits())
 
 
 # Candidate pairs scored by one call of the kernel: its tables are the
@@ -256,7 +305,8 @@ def scored(found: Candidates, weighed: Weighed,
     spans = [(start, min(start + SCORE_SPAN, len(found))) for start in range(0, len(found), SCORE_SPAN)]
 
     def part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        return score_pairs(weighed.rows, weighed.close, found.left[span[0]:span[1]], found.right[span[0]:span[1]])
+        return score_pairs(weighed.rows, weighed.close, found.left[span[0]:span[1]], found.right[span[0]:span[1]],
+                           weighed.row_of)
 
     parts = []
     for (start, end), done in zip(spans, bounded_map(part, spans, cores())):

@@ -147,31 +147,59 @@ def _batches(keys: Iterable[tuple[str, int]]) -> Iterator[dict[str, int]]:
         yield batch
 
 
-def pair_up(groups: Iterable[list[str]]) -> Candidates:
-    """Every pair inside each group, once, smaller id first, in id order.
+class Pairing:
+    """Every pair inside each group, gathered as groups arrive.
 
-    Groups are taken as they come: ids get numbers in order of arrival, the
-    pairs are kept as two arrays of numbers, and only at the end are the
-    numbers put in id order.
+    Ids get numbers in order of arrival (:meth:`add` says which ids it saw
+    first), the pairs are kept as two arrays of numbers, 16 bytes a pair
+    met (a pair met in several groups is kept once only at the end), and
+    only then are the numbers put in id order (:meth:`candidates`).
     """
-    number: dict[str, int] = {}
-    left, right = array("q"), array("q")
-    for group in groups:
-        members = [number.setdefault(m, len(number)) for m in group]
+
+    def __init__(self) -> None:
+        self.number: dict[str, int] = {}
+        self.left, self.right = array("q"), array("q")
+
+    def add(self, group: list[str]) -> list[str]:
+        """Pair up the members of a group; the ids seen for the first time."""
+        number, new, members = self.number, [], []
+        for member in group:
+            if (n := number.get(member)) is None:
+                n = number[member] = len(number)
+                new.append(member)
+            members.append(n)
         for a, b in combinations(members, 2):
-            left.append(a)
-            right.append(b)
-    arrived = list(number)
-    del number
-    order = sorted(range(len(arrived)), key=lambda n: id_key(arrived[n]))
-    ids = [arrived[n] for n in order]
-    rank = np.empty(len(arrived), dtype=np.int64)
-    rank[np.array(order, dtype=np.int64)] = np.arange(len(arrived))
-    a, b = rank[np.frombuffer(left, dtype=np.int64)], rank[np.frombuffer(right, dtype=np.int64)]
-    size = max(len(ids), 1)
-    codes = distinct(np.minimum(a, b) * size + np.maximum(a, b))
-    first, second = np.divmod(codes, size)
-    return Candidates(ids, first, second)
+            self.left.append(a)
+            self.right.append(b)
+        return new
+
+    def candidates(self) -> tuple[Candidates, np.ndarray]:
+        """The pairs, each once, smaller id first, in id order; and each
+        record's number of arrival by its place in id order."""
+        arrived = list(self.number)
+        self.number = {}
+        order = sorted(range(len(arrived)), key=lambda n: id_key(arrived[n]))
+        ids = [arrived[n] for n in order]
+        del arrived
+        arrival = np.array(order, dtype=np.int64)
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[arrival] = np.arange(len(ids))
+        a, b = rank[np.frombuffer(self.left, dtype=np.int64)], rank[np.frombuffer(self.right, dtype=np.int64)]
+        self.left, self.right = array("q"), array("q")
+        size = max(len(ids), 1)
+        codes = distinct(np.minimum(a, b) * size + np.maximum(a, b))
+        del a, b
+        first, second = np.divmod(codes, size)
+        return Candidates(ids, first, second), arrival
+
+
+def pair_up(groups: Iterable[list[str]]) -> Candidates:
+    """Every pair inside each group, once, smaller id first, in id order
+    (:class:`Pairing` over all the groups)."""
+    pairing = Pairing()
+    for group in groups:
+        pairing.add(group)
+    return pairing.candidates()[0]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:

@@ -124,8 +124,8 @@ class CloseTable:
         return cls.from_pairs(len(vocabulary), ids[row], ids[column], score)
 
     @classmethod
-    def needed(cls, vocabulary: Sequence[str], rows: Rows, left: np.ndarray, right: np.ndarray, *,
-               whole: bool | None = None, compiled: bool = True) -> CloseTable:
+    def needed(cls, vocabulary: Sequence[str], rows: Rows, left: np.ndarray, right: np.ndarray,
+               row_of: np.ndarray | None = None, *, whole: bool | None = None, compiled: bool = True) -> CloseTable:
         """The close words :func:`score_pairs` needs for the pairs (``left``,
         ``right``) of ``rows``: of the pairs of words missing from each
         other's record, or of the whole vocabulary the rows use (by
@@ -141,16 +141,17 @@ class CloseTable:
         """
         used = distinct(rows.words)
         missing = _kernel(_missing_pairs, compiled)
+        row_of = _rows_of(rows, row_of)
         left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
         spans = [(first, min(first + MISSING_SPAN, len(left))) for first in range(0, len(left), MISSING_SPAN)]
         if whole is None:
-            needed = sum(missing(rows.start, rows.words, left[a:b], right[a:b], len(vocabulary), False)[0]
+            needed = sum(missing(rows.start, rows.words, row_of, left[a:b], right[a:b], len(vocabulary), False)[0]
                          for a, b in spans)
             whole = needed >= len(used) * (len(used) - 1) // 2
         if whole:
             return cls.of(vocabulary, used)
         codes = distinct(np.concatenate(
-            [np.zeros(0, np.int64), *(distinct(missing(rows.start, rows.words, left[a:b], right[a:b],
+            [np.zeros(0, np.int64), *(distinct(missing(rows.start, rows.words, row_of, left[a:b], right[a:b],
                                                         len(vocabulary), True)[1]) for a, b in spans)]))
         word, other = np.divmod(codes, len(vocabulary))
         scores = np.concatenate([np.zeros(0, np.float32), *(
@@ -177,15 +178,15 @@ MISSING_SPAN = 1 << 18
 
 
 @njit(cache=True, nogil=True)
-def _missing_pairs(start, words, left, right, vocabulary, gather):  # pragma: no cover - compiled; its twin is tested
+def _missing_pairs(start, words, row_of, left, right, vocabulary, gather):  # pragma: no cover - compiled; twin tested
     """How many pairs of words, one missing from each record, the pairs
-    (``left``, ``right``) hold; with ``gather``, also each one's code
-    ``min * vocabulary + max`` (repeats included)."""
+    (``left``, ``right``) of rows ``row_of[...]`` hold; with ``gather``,
+    also each one's code ``min * vocabulary + max`` (repeats included)."""
     stamp = np.full(vocabulary, -1, np.int64)
     mark = np.full(vocabulary, -1, np.int64)
     total = 0
     for k in range(len(left)):
-        a, b = left[k], right[k]
+        a, b = row_of[left[k]], row_of[right[k]]
         for j in range(start[b], start[b + 1]):
             stamp[words[j]] = k
         missing_a = 0
@@ -202,7 +203,7 @@ def _missing_pairs(start, words, left, right, vocabulary, gather):  # pragma: no
     if gather:
         n = 0
         for k in range(len(left)):
-            a, b = left[k], right[k]
+            a, b = row_of[left[k]], row_of[right[k]]
             for j in range(start[b], start[b + 1]):
                 stamp[words[j]] = len(left) + k
             for i in range(start[a], start[a + 1]):
@@ -220,14 +221,14 @@ def _missing_pairs(start, words, left, right, vocabulary, gather):  # pragma: no
 
 
 @njit(cache=True, nogil=True)
-def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, left, right,
+def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, row_of, left, right,
                  similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
     vocabulary = len(digits)
     stamp = np.full(vocabulary, -1, np.int64)  # the pair whose second record holds the word
     place = np.zeros(vocabulary, np.int64)  # where in that record
     mark = np.full(vocabulary, -1, np.int64)  # the pair whose first record holds the word
     for k in range(len(left)):
-        a, b = left[k], right[k]
+        a, b = row_of[left[k]], row_of[right[k]]
         a0, a1, b0, b1 = start[a], start[a + 1], start[b], start[b + 1]
         for j in range(b0, b1):
             stamp[words[j]] = k
@@ -321,7 +322,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
 
 
 def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarray,
-                compiled: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                row_of: np.ndarray | None = None, compiled: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The soft cosine and the level of number agreement of the pairs
     (``left[k]``, ``right[k]``) of ``rows``' records.
 
@@ -329,6 +330,7 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
         rows: the records.
         close: the close words of their vocabulary.
         left, right: record numbers, one pair per position.
+        row_of: each record number's row (by default the row of that number).
         compiled: ``False`` runs the plain Python twin (for tests).
 
     Returns:
@@ -340,8 +342,9 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
     """
     similarities = np.zeros(len(left), np.float64)
     levels = np.zeros(len(left), np.int8)
-    _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other, close.score,
-           np.ascontiguousarray(left, np.int64), np.ascontiguousarray(right, np.int64), similarities, levels)
+    _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
+                                    close.score, _rows_of(rows, row_of), np.ascontiguousarray(left, np.int64),
+                                    np.ascontiguousarray(right, np.int64), similarities, levels)
     return similarities, levels
 
 
@@ -349,3 +352,6 @@ def _kernel(fn: Callable, compiled: bool) -> Callable:
     """``fn`` compiled, or its plain Python twin."""
     return fn if compiled and COMPILED else fn.py_func
 
+
+def _rows_of(rows: Rows, row_of: np.ndarray | None) -> np.ndarray:
+    return np.arange(len(rows), dtype=np.int64) if row_of is None else np.ascontiguousarray(row_of, np.int64)

@@ -63,6 +63,9 @@ def forked_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterat
     _task = fn
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            # Every worker is forked now, before ``items`` is read: an input that
+            # starts threads of its own (Solr requests) is then never forked mid-request.
+            pool.submit(int).result()
             yield from _in_order(pool, _run_task, items, workers)
     except BrokenProcessPool:
         raise NeardupError("a worker process died before its work was done",

@@ -28,8 +28,14 @@ def both_ways(texts, doc_freq, pairs):
     # Close words of the whole vocabulary, or of the pairs' missing words only, compiled or not.
     tables = [CloseTable.of(vocabulary.words),
               *(CloseTable.needed(vocabulary.words, rows, left, right, whole=False, compiled=c) for c in (True, False))]
-    return expected_similarity, expected_level, [score_pairs(rows, table, left, right, compiled=c)
-                                                 for c in (True, False) for table in tables]
+    results = [score_pairs(rows, table, left, right, compiled=c) for c in (True, False) for table in tables]
+    # Rows kept in another order than the record numbers (the order records arrive in a report).
+    shuffled = Rows.of(vectors[::-1], Vocabulary())
+    row_of = np.arange(len(vectors))[::-1].copy()
+    vocabulary_words = [w for v in vectors[::-1] for w in v]
+    table = CloseTable.needed(list(dict.fromkeys(vocabulary_words)), shuffled, left, right, row_of, whole=False)
+    results.append(score_pairs(shuffled, table, left, right, row_of))
+    return expected_similarity, expected_level, results
 
 
 @settings(max_examples=300, deadline=None)

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from bench import kernel_check
 from conftest import ROOT, child_env, create_core, drop_core, run_cli
-from neardup_solr import bulk
+from neardup_solr import bulk, collisions, kernel
 from neardup_solr.cli.common import bar_progress
 from neardup_solr.documents import IndexSettings
 
@@ -203,6 +203,21 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     forked = bulk.lsh_pairs(core).pairs
     assert len(alone) > 100
     assert forked == alone
+
+
+def test_a_report_streamed_in_small_blocks_gives_the_same_pairs_and_model(indexed, monkeypatch):
+    core, _ = indexed
+    whole = bulk.lsh_pairs(core)
+    # Every record weighed in a piece of its own, buckets read seven members
+    # a request, candidates scored and their missing words gathered 100 at a time.
+    monkeypatch.setattr(bulk, "WEIGH_CHARACTERS", 1)
+    monkeypatch.setattr(collisions, "DOCS_PER_QUERY", 7)
+    monkeypatch.setattr(bulk, "SCORE_SPAN", 100)
+    monkeypatch.setattr(kernel, "MISSING_SPAN", 100)
+    blocks = bulk.lsh_pairs(core)
+    assert len(whole.pairs) > 100
+    assert blocks.pairs == whole.pairs
+    assert blocks.model == whole.model
 
 
 def test_the_kernel_scores_every_candidate_as_the_plain_similarity_does(indexed):
