@@ -26,9 +26,9 @@ from itertools import chain
 
 import numpy as np
 
-from .bands import band_prefix
-from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, buckets, distinct
-from .documents import IndexSettings
+from .bands import band_prefix, collision_probability
+from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
+from .documents import IndexSettings, lsh_shingles, repaired_tokens
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
@@ -37,7 +37,9 @@ from .progress import Progress, Tally
 from .schema import BAND_KEYS, MD5, TOKENS
 from .similarity import Weights
 from .solr import Solr
-from .verify import SimilarityCheck, text_vector
+from .repair import repair
+from .shingles import jaccard
+from .verify import text_vector, word_distance
 
 # Candidate pairs verified in one piece of work, and how many it takes
 # before forking workers pays for itself.
@@ -66,6 +68,9 @@ class Verified:
     pairs: list[Pair]
     model: MatchModel
     cut: float
+    # The estimated share of the true pairs that share a band key at all
+    # (:func:`proposed_share`); the model sees only those that do.
+    proposed: float = 1.0
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self.pairs)
@@ -138,17 +143,44 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     # Only the kept pairs' texts are read again (for their word edit distance).
     texts = solr.texts([found.ids[i] for i in distinct(np.concatenate([found.left[kept], found.right[kept]])).tolist()])
 
-    def made(span: tuple[int, int]) -> list[Pair]:
-        pairs = []
+    settings = IndexSettings.load(solr)
+
+    def made(span: tuple[int, int]) -> tuple[list[Pair], list[float]]:
+        pairs, caught = [], []
         for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
             a, b = found.ids[found.left[i]], found.ids[found.right[i]]
-            pairs.append(SimilarityCheck.pair(a, texts[a], b, texts[b], float(scores[i]), p))
-        return pairs
+            repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
+            pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
+                              float(scores[i]), p))
+            similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),
+                              lsh_shingles(repaired_b, settings.lsh_shingles))
+            caught.append(collision_probability(similar, settings.bands, settings.band_rows))
+        return pairs, caught
 
     words = weighed.words
-    pairs = [pair for part in forked_map(made, _spans(len(kept), words, TWICE), _workers(len(kept), words, TWICE))
-             for pair in part]
-    return Verified(pairs, model, cut)
+    pairs, caught = [], []
+    for part, chances in forked_map(made, _spans(len(kept), words, TWICE), _workers(len(kept), words, TWICE)):
+        pairs.extend(part)
+        caught.extend(chances)
+    return Verified(pairs, model, cut, proposed_share([p.probability for p in pairs], caught))
+
+
+def proposed_share(probabilities: list[float | None], caught: list[float]) -> float:
+    """The estimated share of all true pairs that share a band key, from the
+    kept pairs' match probabilities and the chance their LSH shingles'
+    Jaccard similarity gave each of sharing one (its S-curve, ``bands.py``).
+
+    A true pair proposed with chance p stands for 1/p true pairs like it
+    (the Horvitz-Thompson estimate): the true pairs the banding never
+    proposed are those of similarities it rarely catches, which the match
+    model, fitted to candidates only, cannot see. So the share is the kept
+    pairs' expected matches over the same with each weighed by 1/p. Pairs
+    without a probability (no model was fitted) say nothing: 1.
+    """
+    weighed = [(p, chance) for p, chance in zip(probabilities, caught) if p is not None and chance > 0]
+    matches = sum(p for p, _ in weighed)
+    standing = sum(p / chance for p, chance in weighed)
+    return matches / standing if standing else 1.0
 
 
 def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
@@ -159,25 +191,21 @@ def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress |
     settings = IndexSettings.load(solr)
     weights = Weights(*solr.term_counts(TOKENS))
     skipped = Skipped()
-    texts: dict[str, str] = {}
     tick = Tally(progress, "colliding bands", settings.bands)
     pairing = Pairing()
-    groups = chain(
-        buckets(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
-                skipped=skipped, texts=texts, progress=tick),
-        buckets(solr, MD5, [""], max_bucket=None, texts=texts),
+    requests = chain(
+        bucket_batches(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+                       skipped=skipped, with_texts=True, progress=tick),
+        bucket_batches(solr, MD5, [""], max_bucket=None, with_texts=True),
     )
 
     def batches() -> Iterator[list[str]]:
         # A record's text comes with every bucket it is in; it is weighed the first time.
         batch, size = [], 0
-        for group in groups:
-            new = set(pairing.add(group))
-            for member in group:
-                text = texts.pop(member, None)
-                if member in new:
-                    batch.append(text)
-                    size += len(text)
+        for groups, texts in requests:
+            for record_id in pairing.add(groups):
+                batch.append(texts[record_id])
+                size += len(batch[-1])
             if size >= WEIGH_CHARACTERS:
                 yield batch
                 batch, size = [], 0

@@ -20,12 +20,20 @@ from .model import MatchModel
 from .records import Record
 from .repair import repair
 from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_COUNT, WORD_SHINGLES
-from .shingles import CHAR_SHINGLE_SIZE, word_shingles
+from .shingles import CHAR_SHINGLE_SIZE, char_shingles, word_shingles
 from .signatures import MinHasher, tagged_values
 from .solr import Solr, index_term, index_terms
 from .text import first_word, md5_hex, normalize, words
 
 LSH_SHINGLES = ("chars", "words")
+
+
+def lsh_shingles(repaired: str, kind: str = "chars") -> list[str]:
+    """The shingles of a repaired text that its LSH signature is made of:
+    character 3-grams (``"chars"``) or word 3-shingles (``"words"``)."""
+    if kind == "chars":
+        return char_shingles(repaired, CHAR_SHINGLE_SIZE)
+    return index_terms(word_shingles(repaired.split()))
 
 
 def repaired_tokens(repaired: str) -> list[str]:
@@ -126,7 +134,7 @@ class DocumentBuilder:
         """The LSH MinHash signatures of repaired texts, ``bands * band_rows`` values each."""
         if self.settings.lsh_shingles == "chars":
             return self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
-        return self._lsh.signatures([index_terms(word_shingles(r.split())) for r in repaired])
+        return self._lsh.signatures([lsh_shingles(r, "words") for r in repaired])
 
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""

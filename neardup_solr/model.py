@@ -620,10 +620,20 @@ def summary_path(pairs_path: Path | str) -> Path:
     return Path(pairs_path).with_suffix(".model.json")
 
 
-def summary(model: MatchModel, cut: float, forced: bool) -> dict:
+def summary(model: MatchModel, cut: float, forced: bool, proposed: float = 1.0) -> dict:
     """What a report says of its model: the cut used (``forced`` when a fixed
     threshold replaced the model's), each level of number agreement's cut,
-    the estimates of what was kept, the model."""
+    the estimates of what was kept, the model.
+
+    ``proposed`` is the estimated share of all true pairs that became
+    candidates at all (``bulk.proposed_share``): the model sees candidates
+    only, so the true pairs and the recall it estimates are of those, and
+    are carried to all true pairs by that share.
+    """
+    estimated = model.estimates(cut if forced else None)
+    if estimated is not None:
+        estimated = {**estimated, "true_pairs": estimated["true_pairs"] / proposed,
+                     "recall": estimated["recall"] * proposed, "proposed": proposed}
     return {
         "cut": cut if math.isfinite(cut) else None,
         "model_cut": model.cut if math.isfinite(model.cut) else None,
@@ -632,7 +642,7 @@ def summary(model: MatchModel, cut: float, forced: bool) -> dict:
         "candidates": model.candidates,
         "labeled": {"same": int(np.sum(model.same)), "different": int(np.sum(model.different))},
         "fitted": model.fitted,
-        "estimated": model.estimates(cut if forced else None),
+        "estimated": estimated,
         "model": model.to_dict(),
     }
 

@@ -4,7 +4,7 @@ from collections import defaultdict
 from itertools import chain
 
 from neardup_solr.bands import band_prefix
-from neardup_solr.collisions import Skipped, buckets
+from neardup_solr.collisions import Pairing, Skipped, _members, bucket_batches
 from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import index_records
 from neardup_solr.records import Record
@@ -42,15 +42,37 @@ def test_buckets_are_those_the_records_own_keys_make(core):
                       if len(ids) >= 2 and (field == MD5 or len(ids) <= 10))
     too_large = [ids for (field, _), ids in holders.items() if field == BAND_KEYS and len(ids) > 10]
 
-    skipped, texts, bands_done = Skipped(), {}, []
-    found = list(chain(
-        buckets(core, BAND_KEYS, [band_prefix(b) for b in range(8)], max_bucket=10, skipped=skipped, texts=texts,
-                progress=lambda: bands_done.append(1)),
-        buckets(core, MD5, [""], max_bucket=None, texts=texts),
-    ))
+    skipped, texts, bands_done, found = Skipped(), {}, [], []
+    for groups, members in chain(
+        bucket_batches(core, BAND_KEYS, [band_prefix(b) for b in range(8)], max_bucket=10, skipped=skipped,
+                       with_texts=True, progress=lambda: bands_done.append(1)),
+        bucket_batches(core, MD5, [""], max_bucket=None, with_texts=True),
+    ):
+        found += groups
+        texts.update(members)
 
     # Every bucket once, each member once in it.
     assert sorted(map(sorted, found)) == expected
     assert (skipped.keys, skipped.largest) == (len(too_large), max(map(len, too_large)))
     assert texts == {r.id: r.text for r in given if any(r.id in ids for ids in expected)}
     assert len(bands_done) == 8
+
+
+def test_members_are_found_whatever_the_order_of_a_records_keys():
+    # Band keys in band order are looked up where their band puts them; keys
+    # in another order (or another field's) are found by looking at them all.
+    keys = [f"{band:02x}{band:014x}" for band in range(4)]
+    batch = {keys[1]: 2, keys[2]: 2}
+    docs = [{"id": "a", "k": keys}, {"id": "b", "k": keys[::-1]}, {"id": "c", "k": keys[3]}]
+    assert sorted(_members(docs, batch, "k")) == [["a", "b"], ["a", "b"]]
+
+
+def test_pairing_keeps_each_pair_once_in_id_order_and_says_who_came_first():
+    pairing = Pairing()
+    assert pairing.add([["10", "2", "3"], ["2", "3"]]) == ["10", "2", "3"]
+    assert pairing.add([["4", "2"], ["5"]]) == ["4", "5"]
+    found, arrival = pairing.candidates()
+    assert found.ids == ["2", "3", "4", "5", "10"]
+    assert list(found.pairs()) == [("2", "3"), ("2", "4"), ("2", "10"), ("3", "10")]
+    # Each record's number of arrival, by its place in id order.
+    assert arrival.tolist() == [1, 2, 3, 4, 0]

@@ -197,7 +197,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
             verified = nd.pairs(threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-        about = summary(verified.model, verified.cut, forced=threshold is not None)
+        about = summary(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
         with atomic_output(summary_path(out)) as handle:
             json.dump(about, handle, indent=1)
         say(model_line(about))
@@ -246,9 +246,10 @@ def model_line(about: dict) -> str:
     labeled = about.get("labeled") or {}
     sharpened = (f"; sharpened by {labeled['same']} pairs labeled the same, {labeled['different']} different"
                  if sum(labeled.values()) else "")
-    return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs among {about['candidates']} "
-            f"candidates; estimated precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}"
-            f"{sharpened}")
+    proposed = estimated.get("proposed", 1.0)
+    return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs, {proposed:.1%} of them among "
+            f"{about['candidates']} candidates; estimated precision {estimated['precision']:.3f}, "
+            f"recall {estimated['recall']:.3f}{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:
