@@ -101,23 +101,26 @@ def test_benchmark_of_documents_uses_word_shingles_on_both_sides(core, tmp_path)
 
 
 def test_a_run_too_large_for_the_peers_and_the_report_indexes_and_queries_only(core, tmp_path):
-    results, text = run_bench(core, tmp_path, "records", 2000, "--no-solr-minhash", "--no-datasketch", "--index-only")
+    results, text = run_bench(core, tmp_path, "records", 2000, "--no-solr-minhash", "--no-datasketch", "--no-rensa",
+                              "--index-only")
     assert core.count() == 2000
-    assert results["datasketch"] is None and results["ours"]["report_seconds"] is None
+    assert results["datasketch"] is None and results["rensa"] is None and results["ours"]["report_seconds"] is None
     assert not (tmp_path / "data" / "pairs-ours.tsv").exists()
     assert not (tmp_path / "data" / "pairs-datasketch.tsv").exists()
+    assert not (tmp_path / "data" / "pairs-rensa.tsv").exists()
     phases = {p["phase"] for p in results["cpu"]}
-    assert "neardup index" in phases and not phases & {"neardup report", "datasketch build + query"}
+    assert "neardup index" in phases
+    assert not phases & {"neardup report", "datasketch build + query", "rensa pipeline"}
     assert results["latency_ms"]["queries"] == 50
     # Nothing the run did not measure is called met or missed.
     targets = text.split("### Targets", 1)[1].split("###", 1)[0]
     assert "| end to end <= 0.4x datasketch's build + query | datasketch and the report not run | not measured |" \
         in targets
     assert "the report not run | not measured |" in targets and "recall" in targets
-    assert "| end to end <= 1.0x the rensa pipeline | the report not run | not measured |" in targets
+    assert "| end to end <= 1.0x the rensa pipeline | rensa and the report not run | not measured |" in targets
     assert "| neardup-solr (index only, Solr in the loop) |" in text and "`neardup report` was not run" in text
-    assert "datasketch was not run (`--no-datasketch`)" in text
-    assert text.count("--no-datasketch --index-only`") == 1
+    assert "datasketch was not run (`--no-datasketch`)" in text and "rensa was not run (`--no-rensa`)" in text
+    assert text.count("--no-datasketch --no-rensa --index-only`") == 1
 
 
 def test_index_only_is_refused_with_solr_minhash_whose_verification_needs_the_report(tmp_path):
