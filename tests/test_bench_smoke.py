@@ -46,7 +46,7 @@ def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp
     assert results["signatures"]["shingles"] > 2000
     # Where the time goes: every phase, each core's share and the JVM's and ours between 0 and 1.
     phases = {p["phase"]: p for p in results["cpu"]}
-    assert {"neardup index", "neardup report", "datasketch build + query"} <= set(phases)
+    assert {"neardup index", "neardup report", "datasketch build + query", "rensa pipeline"} <= set(phases)
     for phase in phases.values():
         assert len(phase["cores_busy"]) == os.cpu_count()
         assert all(0 <= share <= 1 for share in [*phase["cores_busy"], phase["jvm"], phase["python"]])
@@ -58,6 +58,33 @@ def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp
     assert "Where our recall goes: At " in text
     assert ("`python -m bench.run --corpus records --n 10000 --queries 50 --warm-up 10 --sample 2000 "
             "--no-solr-minhash`") in text
+    # rensa ran at the same banding; its pairs at its best cut are scored as the others are, and both rensa
+    # targets are called met or missed (never "not measured": both sides ran).
+    rensa = results["rensa"]
+    assert rensa["records"] == 10000 and rensa["recall"] >= 0.9 and rensa["true"] <= rensa["candidates_true"]
+    precision, recall = rensa["precision"], rensa["recall"]
+    assert rensa["f1"] == pytest.approx(2 * precision * recall / (precision + recall))
+    targets = text.split("### Targets", 1)[1].split("###", 1)[0]
+    for target in ("end to end <= 1.0x the rensa pipeline",
+                   "F1 (defaults, no labels) >= rensa's best-in-hindsight F1, with precision >= 0.99"):
+        row = next(line for line in targets.splitlines() if line.startswith(f"| {target} |"))
+        assert row.endswith(("| met |", "| MISSED |"))
+    assert "| rensa RMinHashLSH + exact Jaccard at its best cut in hindsight |" in text
+    our_f1 = f"| {ours['recall']:.3f} | {ours['f1']:.3f} |"
+    assert our_f1 in text  # our F1 beside our recall
+    # A results file from before rensa (and F1) renders: rensa not run, nothing said of it met or missed.
+    for side in ("ours", "datasketch"):
+        del results[side]["f1"]
+    del results["rensa"]
+    old, out = tmp_path / "old.json", tmp_path / "OLD.md"
+    old.write_text(json.dumps(results))
+    done = subprocess.run([sys.executable, "-m", "bench.run", "--render", str(old), "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    rendered = out.read_text()
+    assert "| end to end <= 1.0x the rensa pipeline | rensa not run | not measured |" in rendered
+    assert "rensa was not run: it was not yet part of the benchmark" in rendered
+    assert our_f1 in rendered  # F1 from precision and recall
 
 
 def test_benchmark_of_documents_uses_word_shingles_on_both_sides(core, tmp_path):
@@ -74,22 +101,26 @@ def test_benchmark_of_documents_uses_word_shingles_on_both_sides(core, tmp_path)
 
 
 def test_a_run_too_large_for_the_peers_and_the_report_indexes_and_queries_only(core, tmp_path):
-    results, text = run_bench(core, tmp_path, "records", 2000, "--no-solr-minhash", "--no-datasketch", "--index-only")
+    results, text = run_bench(core, tmp_path, "records", 2000, "--no-solr-minhash", "--no-datasketch", "--no-rensa",
+                              "--index-only")
     assert core.count() == 2000
-    assert results["datasketch"] is None and results["ours"]["report_seconds"] is None
+    assert results["datasketch"] is None and results["rensa"] is None and results["ours"]["report_seconds"] is None
     assert not (tmp_path / "data" / "pairs-ours.tsv").exists()
     assert not (tmp_path / "data" / "pairs-datasketch.tsv").exists()
+    assert not (tmp_path / "data" / "pairs-rensa.tsv").exists()
     phases = {p["phase"] for p in results["cpu"]}
-    assert "neardup index" in phases and not phases & {"neardup report", "datasketch build + query"}
+    assert "neardup index" in phases
+    assert not phases & {"neardup report", "datasketch build + query", "rensa pipeline"}
     assert results["latency_ms"]["queries"] == 50
     # Nothing the run did not measure is called met or missed.
     targets = text.split("### Targets", 1)[1].split("###", 1)[0]
     assert "| end to end <= 0.4x datasketch's build + query | datasketch and the report not run | not measured |" \
         in targets
     assert "the report not run | not measured |" in targets and "recall" in targets
+    assert "| end to end <= 1.0x the rensa pipeline | rensa and the report not run | not measured |" in targets
     assert "| neardup-solr (index only, Solr in the loop) |" in text and "`neardup report` was not run" in text
-    assert "datasketch was not run (`--no-datasketch`)" in text
-    assert text.count("--no-datasketch --index-only`") == 1
+    assert "datasketch was not run (`--no-datasketch`)" in text and "rensa was not run (`--no-rensa`)" in text
+    assert text.count("--no-datasketch --no-rensa --index-only`") == 1
 
 
 def test_index_only_is_refused_with_solr_minhash_whose_verification_needs_the_report(tmp_path):
