@@ -227,14 +227,15 @@ def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress |
 
     # Forking pays for itself on a large index: decided from its size, as the records arrive unknown.
     words = sum(weights.doc_freq.values()) / weights.doc_count if weights.doc_count else RECORD_WORDS
-    parts = list(forked_map(partial(_vectors, weights), batches(), _workers(weights.doc_count, words, TWICE)))
+    vocabulary = Vocabulary()
+    # Each piece's words are numbered as it arrives: a million records' words as strings cost 320 MB.
+    rows = _rows(forked_map(partial(_vectors, weights), batches(), _workers(weights.doc_count, words, TWICE)),
+                 vocabulary)
     if skipped.keys:
         warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "a larger bucket limit includes them")
     found, arrival = pairing.candidates()
-    vocabulary = Vocabulary()
-    rows = _rows(parts, vocabulary)
     return found, Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right, arrival), arrival)
 
 
