@@ -2,15 +2,21 @@
 
 ``check(solr)`` takes every candidate pair a report of that index verifies,
 scores it both ways (the compiled kernel over the arrays the report makes as
-the buckets stream in, as ``neardup report`` does, and ``similarity.similarity`` with ``number_agreement`` over dicts, as
-the online query does) and says how many agree to the last bit; any pair
-that differs is an error. ``bench.quality`` runs it on every labeled set.
+the buckets stream in, as ``neardup report`` does, and
+``similarity.similarity`` with ``number_agreement`` over dicts, as the online
+query does), says how many agree to the last bit (any pair that differs is
+an error) and times both on one core: the scoring alone, each side's close
+words worked out beforehand. ``bench.quality`` runs it on every labeled set.
 """
 
 from __future__ import annotations
 
-from neardup_solr.bulk import _weighed_candidates, scored
+import time
+from dataclasses import dataclass
+
+from neardup_solr.bulk import _weighed_candidates
 from neardup_solr.collisions import MAX_BUCKET
+from neardup_solr.kernel import score_pairs
 from neardup_solr.schema import TOKENS
 from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity
 from neardup_solr.solr import Solr
@@ -21,18 +27,35 @@ class KernelMismatch(AssertionError):
     pass
 
 
-def check(solr: Solr) -> int:
-    """How many candidates the kernel and the plain similarity score alike
-    (all of them, or :class:`KernelMismatch` names the first that differs)."""
+@dataclass
+class Checked:
+    pairs: int
+    plain_seconds: float  # one core, dicts
+    kernel_seconds: float  # one core, compiled
+
+    @property
+    def speedup(self) -> float:
+        return self.plain_seconds / self.kernel_seconds if self.kernel_seconds else float("inf")
+
+
+def check(solr: Solr) -> Checked:
+    """Every candidate scored both ways, alike (or :class:`KernelMismatch`
+    names the first that differs), and how long each way took."""
     found, weighed = _weighed_candidates(solr, MAX_BUCKET, None, lambda _: None)
-    scores, levels = scored(found, weighed)
+    score_pairs(weighed.rows, weighed.close, found.left[:1], found.right[:1], weighed.row_of)  # compiled or loaded
+    started = time.perf_counter()
+    scores, levels = score_pairs(weighed.rows, weighed.close, found.left, found.right, weighed.row_of)
+    kernel_seconds = time.perf_counter() - started
     texts = solr.texts(found.ids)
     weights = Weights(*solr.term_counts(TOKENS))
     vectors = {record_id: text_vector(weights, texts[record_id]) for record_id in found.ids}
+    digits = {record_id: numbers(vector) for record_id, vector in vectors.items()}
     close = CloseWords(w for vector in vectors.values() for w in vector)
-    for k, (a, b) in enumerate(found.pairs()):
-        plain = similarity(vectors[a], vectors[b], close)
-        level = number_agreement(numbers(vectors[a]), numbers(vectors[b]))
-        if plain != scores[k] or level != levels[k]:
-            raise KernelMismatch(f"{a} / {b}: kernel {scores[k]!r} level {levels[k]}, plain {plain!r} level {level}")
-    return len(found)
+    started = time.perf_counter()
+    plain = [(similarity(vectors[a], vectors[b], close), number_agreement(digits[a], digits[b]))
+             for a, b in found.pairs()]
+    plain_seconds = time.perf_counter() - started
+    for k, ((a, b), (score, level)) in enumerate(zip(found.pairs(), plain)):
+        if score != scores[k] or level != levels[k]:
+            raise KernelMismatch(f"{a} / {b}: kernel {scores[k]!r} level {levels[k]}, plain {score!r} level {level}")
+    return Checked(len(found), plain_seconds, kernel_seconds)

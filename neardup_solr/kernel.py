@@ -231,6 +231,14 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
     stamp = np.full(vocabulary, -1, np.int64)  # the pair whose second record holds the word
     place = np.zeros(vocabulary, np.int64)  # where in that record
     mark = np.full(vocabulary, -1, np.int64)  # the pair whose first record holds the word
+    # Room for one record's missing words, made once (the longest row's length).
+    longest = 0
+    for r in range(len(start) - 1):
+        longest = max(longest, start[r + 1] - start[r])
+    only_b = np.empty(longest, np.int64)
+    best_b = np.empty(longest, np.float64)
+    touched = np.empty(longest, np.int64)  # when each was first given a score
+    order = np.empty(longest, np.int64)
     for k in range(len(left)):
         a, b = row_of[left[k]], row_of[right[k]]
         a0, a1, b0, b1 = start[a], start[a + 1], start[b], start[b + 1]
@@ -273,15 +281,13 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
         soft_a = 0.0
         soft_b = 0.0
         if missing_a and missing_b:
-            only_b = np.empty(missing_b, np.int64)
             n = 0
             for j in range(b0, b1):
                 if mark[words[j]] != k:
                     only_b[n] = j
+                    best_b[n] = 0.0
+                    touched[n] = -1
                     n += 1
-            best_b = np.zeros(missing_b, np.float64)
-            touched = np.full(missing_b, -1, np.int64)  # when each was first given a score
-            order = np.empty(missing_b, np.int64)
             touches = 0
             for i in range(a0, a1):
                 w = words[i]
