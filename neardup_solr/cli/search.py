@@ -19,7 +19,7 @@ from ..collisions import MAX_BUCKET
 from ..documents import LSH_SHINGLES, IndexSettings
 from ..indexer import BATCH_SIZE
 from ..labels import read_labels
-from ..errors import LeanIndex, NeardupError, TooFewSignatures
+from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
 from ..outputs import atomic_output, match_table, pair_table, write_table
 from ..pairs import write_pairs
@@ -288,7 +288,10 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
     nd = NearDuplicates(solr)
     if record_id is not None:
         text = nd.text(record_id)
-    matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+    try:
+        matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+    except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
+        raise NeardupError(err.message, hint=err.hint) from None
     if as_json:
         click.echo(json.dumps({"query": {"id": record_id, "text": text},
                                "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}
