@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from .. import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
+from ..files import check_output, is_stdout
 from ..local_solr import CORE
 from ..outputs import OUTPUT_FORMATS, TextLookup
 from ..progress import Progress
@@ -207,6 +208,31 @@ def output_options(command=None, *, texts: bool = True):
         command = click.option("--with-text", is_flag=True,
                                help="Add the records' texts (from Solr), so the file reads without a join.")(command)
     return command
+
+
+def checked_output(*beside: Callable[[Path], Path]):
+    """A click callback for an output path: checked before the command's
+    work (:func:`~neardup_solr.files.check_output`), with the files
+    ``beside`` it that the command writes too (not for ``-``, standard
+    output)."""
+
+    def check(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+        if value is not None:
+            check_output(value)
+            for where in () if is_stdout(value) else beside:
+                check_output(where(value))
+        return value
+
+    return check
+
+
+# An output path: `-` is standard output; the checks are checked_output's, in one line each.
+OUTPUT_PATH = click.Path(path_type=Path, allow_dash=True, readable=False)
+
+
+def output_name(path: Path) -> str:
+    """What messages call an output."""
+    return "standard output" if is_stdout(path) else str(path)
 
 
 def solr_texts(connect: Callable[[], Solr], bar: tqdm | None) -> TextLookup:
