@@ -128,3 +128,33 @@ def test_dash_writes_pairs_clusters_and_html_to_standard_output(indexed, tmp_pat
     assert done.returncode == 0, done.stderr
     assert {tuple(line.split("\t")[:2]) for line in done.stdout.splitlines()} >= {("1", "6"), ("2", "6")}
     assert not (tmp_path / "-").exists()
+
+
+def token_file(tmp_path, token: str, mode: int):
+    path = tmp_path / "token.txt"
+    path.write_text(token + "\n")
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.parametrize("token, mode, warned", [
+    ("k" * 32, 0o644, "is readable by group or others (mode 0644)"),
+    ("k", 0o600, "holds a token of 1 character"),
+    ("k" * 15, 0o640, "is readable by group or others (mode 0640)"),
+])
+def test_a_token_file_others_can_read_or_a_short_token_is_warned_of(serve, tmp_path, token, mode, warned):
+    path = token_file(tmp_path, token, mode)
+    service = serve("--solr-url", nowhere(), "--token-file", str(path))
+    assert service.get("/health").status_code == 503  # it runs
+    stderr = service.stop()
+    warnings = [line for line in stderr.splitlines() if line.startswith("neardup: warning: ")]
+    assert any(warned in line and "(hint: " in line for line in warnings), stderr
+    if len(token) < 16 and mode & 0o077:
+        assert len(warnings) == 2
+
+
+def test_a_private_long_token_is_not_warned_of(serve, tmp_path):
+    path = token_file(tmp_path, "k" * 16, 0o600)
+    service = serve("--solr-url", nowhere(), "--token-file", str(path))
+    assert service.get("/health").status_code == 503
+    assert "warning" not in service.stop()
