@@ -300,7 +300,8 @@ class NearDuplicates:
         """
         docs = self.solr.search(term(ID, record_id), fl=TEXT, rows=1).docs
         if not docs:
-            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}")
+            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
+                               hint="check the id (ids match exactly) and the index asked")
         return docs[0][TEXT]
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:

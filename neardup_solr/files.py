@@ -34,8 +34,9 @@ def check_output(path: Path | str) -> None:
     it is a directory, or something other than a regular file (a device, a
     pipe: renaming a finished file onto it would replace it), or its folder
     (or the nearest one that exists, the rest being made) is not a directory
-    or not writable. ``-`` always passes. Costs a few ``stat`` calls, so a
-    command can check its outputs before its work rather than lose the work.
+    or not writable. ``-`` always passes. Costs a few ``stat`` calls and
+    making and removing an empty file beside ``path``, so a command can
+    check its outputs before its work rather than lose the work.
 
     Raises:
         NeardupError: ``cannot write PATH: why``, with a hint.
@@ -58,8 +59,16 @@ def check_output(path: Path | str) -> None:
             folder = folder.parent
         if not folder.is_dir():
             problem, hint = f"{folder} is not a directory", "give a path whose folders are directories"
-        elif not os.access(folder, os.W_OK | os.X_OK):
-            problem, hint = f"no permission to write in {folder}", "choose a directory you can write to"
+        elif folder != path.parent:  # the folders would be made: can they be?
+            if not os.access(folder, os.W_OK | os.X_OK):
+                problem, hint = f"no permission to write in {folder}", "choose a directory you can write to"
+        else:  # the folder is there: a file made and removed again says it all (root, read-only mounts, ACLs)
+            try:
+                fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as err:
+                problem, hint = f"{err.strerror or err} in {folder}", "choose a directory you can write to"
     if problem:
         raise NeardupError(f"cannot write {path}: {problem}", hint=hint)
 
@@ -73,7 +82,8 @@ def reading(path: Path | str, what: str | None = None) -> Iterator[None]:
         yield
     except (OSError, UnicodeDecodeError, *GZIP_ERRORS) as err:
         source = f"{what} from {path}" if what else str(path)
-        raise InputError(f"cannot read {source}: {err}") from None
+        raise InputError(f"cannot read {source}: {err}", hint="check the path, and that the file is readable by "
+                         "you and holds what it should") from None
 
 
 def read_text(path: Path | str, what: str | None = None) -> str:

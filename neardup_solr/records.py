@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import InputError, MissingField
-from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, open_bytes
+from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -263,7 +263,7 @@ class _ReadErrors:
             raise InputError(f"{self.name}: the gzip data is damaged or cut short ({error})",
                              hint="compress the file again") from None
         if isinstance(error, OSError):
-            raise InputError(f"cannot read {self.name}: {error.strerror or error}") from None
+            raise cannot_read(self.name, error) from None
         return False
 
 
@@ -511,9 +511,10 @@ def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator
     numbered = rows()
     first = next(numbered, None)
     if first is None:
-        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns")
+        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns",
+                         hint="write the header row first (the id column and the text columns)")
     if first[2]:
-        raise InputError(f"{source.name}:row 1: the header is {first[2]}")
+        raise InputError(f"{source.name}:row 1: the header is {first[2]}", hint="fix the header row")
     columns = [name.strip() for name in first[1]]
     width = len(columns)
     layout = source.layout

@@ -158,3 +158,21 @@ def test_a_private_long_token_is_not_warned_of(serve, tmp_path):
     service = serve("--solr-url", nowhere(), "--token-file", str(path))
     assert service.get("/health").status_code == 503
     assert "warning" not in service.stop()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["report"], "Missing argument 'OUT'. (hint: see `neardup report --help`)"),
+    (["index", "."], "Invalid value for 'RECORDS': File '.' is a directory."),
+    (["query", "--limit", "0", "x"], "Invalid value for '--limit'"),
+    (["clusters", "absent.tsv", "-o", "c.tsv"], "File 'absent.tsv' does not exist."),
+])
+def test_wrong_usage_is_one_line_too(tmp_path, args, said):
+    assert said in one_error_line(run_cli(*args, cwd=tmp_path), 2)
+
+
+def test_an_unreadable_records_file_is_one_line_with_a_hint(tmp_path, core):
+    line = one_error_line(run_cli("index", str(tmp_path / "absent.txt"), "--solr-url", core.url), 4)
+    assert f"cannot read {tmp_path / 'absent.txt'}: No such file or directory" in line
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert "is empty" in one_error_line(run_cli("index", str(empty), "--solr-url", core.url), 4)
