@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from .errors import InputError, NeardupError
-from .sources import GZIP_ERRORS
+from .sources import GZIP_ERRORS, READ_HINT
 
 STDOUT = "-"
 
@@ -64,7 +64,7 @@ def check_output(path: Path | str) -> None:
                 problem, hint = f"no permission to write in {folder}", "choose a directory you can write to"
         else:  # the folder is there: a file made and removed again says it all (root, read-only mounts, ACLs)
             try:
-                fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
+                fd, probe = _partial(path)
                 os.close(fd)
                 os.unlink(probe)
             except OSError as err:
@@ -82,8 +82,8 @@ def reading(path: Path | str, what: str | None = None) -> Iterator[None]:
         yield
     except (OSError, UnicodeDecodeError, *GZIP_ERRORS) as err:
         source = f"{what} from {path}" if what else str(path)
-        raise InputError(f"cannot read {source}: {err}", hint="check the path, and that the file is readable by "
-                         "you and holds what it should") from None
+        hint = READ_HINT if isinstance(err, OSError) else "give it as UTF-8 text (gzipped or not)"
+        raise InputError(f"cannot read {source}: {err}", hint=hint) from None
 
 
 def read_text(path: Path | str, what: str | None = None) -> str:
@@ -110,7 +110,7 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+        fd, tmp = _partial(path)
     except OSError as err:
         raise _cannot_write(path, err) from None
     umask = os.umask(0)
@@ -141,6 +141,12 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
         if written and isinstance(err, OSError):  # finishing the file failed: a full disk, say
             raise _cannot_write(path, err) from None
         raise
+
+
+def _partial(path: Path) -> tuple[int, str]:
+    """A new hidden file beside ``path`` (its descriptor and name), for
+    what becomes ``path`` when complete."""
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
 
 
 def _cannot_write(path: Path, err: OSError) -> NeardupError:

@@ -46,6 +46,7 @@ _BUFFER = 1 << 16
 # Errors of a damaged or cut-short gzip stream.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 _stdin_taken = False
+READ_HINT = "check the path, and that the file is readable by you"
 
 
 def format_from_name(name: str | PurePath, formats: dict[str, str] = _BY_SUFFIX, default: str = "text") -> str:
@@ -162,8 +163,7 @@ class Opened:
 def cannot_read(name: str, err: OSError) -> InputError:
     """The error for a file that could not be read (missing, a directory,
     no permission, a disk error)."""
-    return InputError(f"cannot read {name}: {err.strerror or err}",
-                      hint="check the path, and that the file is readable by you")
+    return InputError(f"cannot read {name}: {err.strerror or err}", hint=READ_HINT)
 
 
 @contextmanager
