@@ -4,9 +4,13 @@ valid neighbour lost; memory that does not grow with the file."""
 
 import gzip
 import json
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup_solr import records
 from neardup_solr.errors import InputError, MissingField
@@ -324,3 +328,33 @@ def test_record_file_of_standard_input_is_named_for_messages():
     source = RecordFile.of("-")
     assert (source.path, source.name, source.format, source.size) == (None, "<stdin>", "text", None)
     assert RecordFile.of("-", "jsonl").format == "jsonl"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["row", "quoted", "two lines", "stray quote"]), max_size=25),
+       st.sampled_from(["csv", "tsv"]))
+def test_stray_quotes_cost_their_own_lines_only(kinds, kind):
+    """Whatever the mix of rows, rows quoted over two lines and lines whose
+    quote never closes, every row is read and every stray quote named."""
+    sep = "," if kind == "csv" else "\t"
+    lines, kept, named = [f"id{sep}name"], [], []
+    for number, what in enumerate(kinds, start=1):
+        start = len(lines) + 1
+        if what == "row":
+            lines.append(f"{number}{sep}Spago {number}")
+        elif what == "quoted":
+            lines.append(f'{number}{sep}"Spago{sep} ""{number}"""')
+        elif what == "two lines":
+            lines += [f'{number}{sep}"Spago', f'{number}"']
+        else:
+            lines.append(f'{number}{sep}"Spago {number}')
+            named.append(start)
+            continue
+        kept.append(str(number))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"mixed.{kind}"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        found, reader = read(path)
+    assert [r.id for r in found] == kept
+    assert [bad.line for bad in reader.bad] == named
+    assert all("a quote that does not close" in bad.reason for bad in reader.bad)
