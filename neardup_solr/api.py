@@ -30,7 +30,7 @@ from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records
 from .pairs import Pair
 from .progress import Progress
-from .records import Record, record_problem
+from .records import Record, has_letters_or_digits, record_problem
 from .reference import reference_pairs
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
@@ -282,7 +282,14 @@ class NearDuplicates:
             ``probability``). Costs one query, and one for the document
             frequencies of words not seen in the last minute; the first
             query of a threshold two more (settings and model).
+
+        Raises:
+            InputError: ``text`` has no letter or digit (the rule records
+                keep), so nothing to compare; no request is sent.
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
+        if not has_letters_or_digits(text):
+            raise InputError("the text has no letters or digits", hint="give some text to look up")
         return self._search(threshold).find(text, exclude=exclude)[:limit]
 
     def text(self, record_id: str) -> str:
@@ -293,7 +300,8 @@ class NearDuplicates:
         """
         docs = self.solr.search(term(ID, record_id), fl=TEXT, rows=1).docs
         if not docs:
-            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}")
+            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
+                               hint="check the id (ids match exactly) and the index asked")
         return docs[0][TEXT]
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:

@@ -1,19 +1,76 @@
 """Files in and out: reading one whole or failing with an input error, and
-writing one so that it appears only when complete."""
+writing one so that it appears only when complete.
+
+An output named ``-`` is standard output, as an input named ``-`` is
+standard input: written as it goes (a pipe cannot be renamed into place).
+"""
 
 from __future__ import annotations
 
 import gzip
 import io
 import os
+import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from .errors import InputError
-from .sources import GZIP_ERRORS
+from .errors import InputError, NeardupError
+from .sources import GZIP_ERRORS, READ_HINT
+
+STDOUT = "-"
+
+
+def is_stdout(path: Path | str) -> bool:
+    """Whether ``path`` names standard output (``-``)."""
+    return str(path) == STDOUT
+
+
+def check_output(path: Path | str) -> None:
+    """Fail now if ``path`` could not be written by :func:`atomic_output`:
+    it is a directory, or something other than a regular file (a device, a
+    pipe: renaming a finished file onto it would replace it), or its folder
+    (or the nearest one that exists, the rest being made) is not a directory
+    or not writable. ``-`` always passes. Costs a few ``stat`` calls and
+    making and removing an empty file beside ``path``, so a command can
+    check its outputs before its work rather than lose the work.
+
+    Raises:
+        NeardupError: ``cannot write PATH: why``, with a hint.
+    """
+    if is_stdout(path):
+        return
+    path = Path(path)
+    problem, hint = "", ""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        problem, hint = "it is a directory", "give a file name (in that directory, say)"
+    elif mode is not None and not stat.S_ISREG(mode):
+        problem, hint = "it is not a regular file", f"give a file name, or {STDOUT} for standard output"
+    else:
+        folder = path.parent
+        while not os.path.lexists(folder) and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            problem, hint = f"{folder} is not a directory", "give a path whose folders are directories"
+        elif folder != path.parent:  # the folders would be made: can they be?
+            if not os.access(folder, os.W_OK | os.X_OK):
+                problem, hint = f"no permission to write in {folder}", "choose a directory you can write to"
+        else:  # the folder is there: a file made and removed again says it all (root, read-only mounts, ACLs)
+            try:
+                fd, probe = _partial(path)
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as err:
+                problem, hint = f"{err.strerror or err} in {folder}", "choose a directory you can write to"
+    if problem:
+        raise NeardupError(f"cannot write {path}: {problem}", hint=hint)
 
 
 @contextmanager
@@ -25,7 +82,8 @@ def reading(path: Path | str, what: str | None = None) -> Iterator[None]:
         yield
     except (OSError, UnicodeDecodeError, *GZIP_ERRORS) as err:
         source = f"{what} from {path}" if what else str(path)
-        raise InputError(f"cannot read {source}: {err}") from None
+        hint = READ_HINT if isinstance(err, OSError) else "give it as UTF-8 text (gzipped or not)"
+        raise InputError(f"cannot read {source}: {err}", hint=hint) from None
 
 
 def read_text(path: Path | str, what: str | None = None) -> str:
@@ -37,15 +95,30 @@ def read_text(path: Path | str, what: str | None = None) -> str:
 @contextmanager
 def atomic_output(path: Path | str) -> Iterator[IO[str]]:
     """A text file that appears at ``path`` only if the block completes;
-    gzip-compressed when the name ends in ``.gz``."""
+    gzip-compressed when the name ends in ``.gz``; standard output, written
+    as it goes, for ``-``.
+
+    Raises:
+        NeardupError: the file could not be made or finished (``cannot
+            write PATH``; :func:`check_output` finds most causes first). An
+            error of the block itself passes through unchanged.
+    """
+    if is_stdout(path):
+        yield sys.stdout
+        sys.stdout.flush()
+        return
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _partial(path)
+    except OSError as err:
+        raise _cannot_write(path, err) from None
     umask = os.umask(0)
     os.umask(umask)
     # mkstemp makes the file readable by its owner only; a finished file
     # gets the permissions any new file of the user would.
     os.chmod(tmp, 0o666 & ~umask)
+    written = False
     try:
         if path.suffix == ".gz":
             with os.fdopen(fd, "wb") as raw:
@@ -53,14 +126,29 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
                 compressed = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0)
                 with io.TextIOWrapper(compressed, encoding="utf-8", newline="\n") as handle:
                     yield handle
+                    written = True
                 raw.flush()
                 os.fsync(raw.fileno())
         else:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 yield handle
+                written = True
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if written and isinstance(err, OSError):  # finishing the file failed: a full disk, say
+            raise _cannot_write(path, err) from None
         raise
+
+
+def _partial(path: Path) -> tuple[int, str]:
+    """A new hidden file beside ``path`` (its descriptor and name), for
+    what becomes ``path`` when complete."""
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+
+
+def _cannot_write(path: Path, err: OSError) -> NeardupError:
+    return NeardupError(f"cannot write {path}: {err.strerror or err}",
+                        hint="check that the directory is writable and the disk has room")

@@ -3,10 +3,18 @@
 Three formats (:mod:`sources` finds and opens the file, gzip or not, or
 standard input):
 
-- ``ID TEXT`` lines: an id, one space or tab, the text;
+- ``ID TEXT`` lines: an id, one space or tab, the text (only a space or
+  tab ends the id: an ideographic or no-break space is white space in the
+  text, and in the id it breaks the id rule);
 - CSV or TSV with a header row naming the columns: the id column and the
   text columns, joined with a space (quoted fields may hold the delimiter,
-  quotes and line breaks; a line break inside a field becomes a space);
+  quotes and line breaks; a line break inside a field becomes a space).
+  A row that spans lines must read as a whole row: if its quote closes
+  nowhere (the end of the file, or past the row limit), or badly (a
+  character other than the delimiter after it), or into more or fewer
+  fields than the header's, only its first line is named and skipped, and
+  reading resumes at its second line, so a stray quote never swallows the
+  rows after it;
 - JSON Lines, one object a line: the id field (a string or a whole number)
   and the text fields (strings and numbers; a missing or null one is empty).
 
@@ -21,9 +29,10 @@ bad, with the reason each gets:
 - an id seen before in the same file (the first one is kept);
 - bytes that are not UTF-8; NUL or other control characters (tab is fine);
 - a line or row longer than ``max_line_bytes``;
-- text with nothing left after normalization (only punctuation);
+- text without a letter or digit (punctuation, symbols and spaces only,
+  ``-`` and ``_`` included);
 - CSV and TSV: a row with more or fewer fields than the header, a quote
-  that does not close;
+  that does not close (named by the line it opens on);
 - JSON Lines: a line that does not parse, is not an object, lacks the id
   field, or holds a list or object in a text field.
 
@@ -39,6 +48,7 @@ import json
 import random
 import re
 import sqlite3
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -46,12 +56,17 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import InputError, MissingField
-from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, open_bytes
-from .text import is_blank
+from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# A letter or digit of any script ("_" is punctuation, as in text.py).
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+# What ends the id of an ``ID TEXT`` line: one space or tab, nothing else
+# (an ideographic or no-break space is white space inside the text, and in
+# an id it breaks the id rule).
+_ID_END = re.compile(r"[ \t]")
 # Inside a CSV or JSON field, line breaks are white space like tab.
 _FIELD_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
@@ -248,7 +263,7 @@ class _ReadErrors:
             raise InputError(f"{self.name}: the gzip data is damaged or cut short ({error})",
                              hint="compress the file again") from None
         if isinstance(error, OSError):
-            raise InputError(f"cannot read {self.name}: {error.strerror or error}") from None
+            raise cannot_read(self.name, error) from None
         return False
 
 
@@ -273,13 +288,20 @@ def id_problem(record_id: str) -> str:
     return ""
 
 
+def has_letters_or_digits(text: str) -> bool:
+    """Whether ``text`` holds a letter or digit of any script: text of
+    punctuation, symbols and spaces alone (``--- --``, ``_``) is nothing to
+    compare."""
+    return _LETTER_OR_DIGIT.search(text) is not None
+
+
 def record_problem(record_id: str, text: str) -> str:
     """The rules every format shares: the id rule, some text, some letters or digits."""
     if problem := id_problem(record_id):
         return problem
     if not text:
         return f"id {record_id!r} has no text"
-    if is_blank(text):
+    if not has_letters_or_digits(text):
         return f"text of id {record_id!r} has no letters or digits"
     return ""
 
@@ -341,8 +363,10 @@ def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
         return _Entry(number, reason=f"control character U+{ord(control.group()):04X} at column {control.start() + 1}")
     if line[0].isspace():
         return _Entry(number, reason="no id: the line starts with white space")
-    parts = line.strip().split(None, 1)
-    return _Entry(number, id=parts[0], text=parts[1].strip() if len(parts) > 1 else "")
+    end = _ID_END.search(line)
+    if end is None:
+        return _Entry(number, id=line.rstrip(), text="")
+    return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
 
 
 def _field_problem(kind: str, name: str, value: str) -> str:
@@ -359,46 +383,89 @@ def _joined(values: Iterable[str]) -> str:
 
 
 class _RowTooLong(Exception):
-    pass
+    """A line over the row limit (its rest was skipped)."""
+
+
+class _QuoteTooLong(Exception):
+    """A quoted field ran on past the row limit (its lines were given back)."""
 
 
 class _RowLines:
-    """Lines for the csv module, at most ``limit`` characters to a row.
+    """Physical lines for the csv module, at most ``limit`` characters to a
+    row, and lines given back to be read again.
 
-    A row over the limit raises :class:`_RowTooLong` once its budget is
-    spent; the rest of that line is skipped a block at a time, so neither an
-    endless line nor a quote that never closes is held in memory.
+    The current row's lines are kept (``taken``): a row whose quote does not
+    close into a whole row gives back all but its first line
+    (:meth:`give_back`), and those are read again as rows of their own. A
+    line over the limit raises :class:`_RowTooLong`, its rest skipped a
+    block at a time; a quoted field running past the limit raises
+    :class:`_QuoteTooLong` having given its lines back. So neither an
+    endless line nor a quote that never closes is held in memory, and a row
+    costs at most one more reading of ``limit`` characters.
     """
 
     def __init__(self, text: io.TextIOBase, limit: int):
         self.text = text
         self.limit = limit
-        self.number = 0
-        self.used = 0
+        self.number = 0  # physical lines taken from the file
+        self.ended = False
+        self.taken: list[tuple[int, str | None]] = []
+        self._used = 0
+        self._again: deque[tuple[int, str | None]] = deque()
 
     def __iter__(self) -> _RowLines:
         return self
 
-    def start_row(self) -> None:
-        self.used = 0
+    def start_row(self) -> int:
+        """Start a row; returns the line it starts on."""
+        self.taken, self._used, self.ended = [], 0, False
+        return self._again[0][0] if self._again else self.number + 1
+
+    def give_back(self, *also: tuple[int, str | None]) -> None:
+        """The current row's lines but its first (and ``also``) are read again."""
+        self._again.extendleft(reversed([*self.taken[1:], *also]))
+        del self.taken[1:]
+
+    def _physical(self) -> tuple[int, str | None] | None:
+        """The next line and its number (``None`` for a line over the limit)."""
+        if self._again:
+            return self._again.popleft()
+        line = self.text.readline(self.limit + 1)
+        if not line:
+            return None
+        self.number += 1
+        if len(line) <= self.limit:
+            return self.number, line
+        while line and not line.endswith(("\n", "\r")):
+            line = self.text.readline(self.limit)
+        return self.number, None
 
     def __next__(self) -> str:
-        line = self.text.readline(self.limit - self.used + 1)
-        if not line:
+        got = self._physical()
+        if got is None:
+            self.ended = True
             raise StopIteration
-        self.used += len(line)
-        if self.used > self.limit:
-            while line and not line.endswith(("\n", "\r")):
-                line = self.text.readline(self.limit)
-            self.number += 1
-            raise _RowTooLong
-        self.number += 1
+        line = got[1]
+        if line is None or self._used + len(line) > self.limit:
+            if not self.taken:
+                self.taken.append(got)
+                raise _RowTooLong
+            self.give_back(got)
+            raise _QuoteTooLong
+        self.taken.append(got)
+        self._used += len(line)
         return line
 
 
 def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[_Entry]:
     """Reads the header now (a missing column fails at once); the rows as the
-    result is iterated."""
+    result is iterated.
+
+    A quoted field may hold line breaks, so a row may span lines. A row
+    that spans lines but does not read as a whole row (its quote closes
+    nowhere, or badly, or into more or fewer fields than the header's) is
+    named by its first line and skipped, and reading resumes at its second
+    line: a stray quote costs its own line, never the rows after it."""
     kind = source.format.upper()
     # The csv module's own limit on a field (128 KiB) would cut records the
     # row limit allows; it is a process-wide setting, only ever raised here.
@@ -406,27 +473,50 @@ def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
     lines = _RowLines(text, limit)
     reader = csv.reader(lines, delimiter=TABLE_DELIMITERS[source.format], strict=True)
+    width: int | None = None  # the header's fields, once read
+    unclosed = f"not valid {kind}: a quote that does not close"
 
     def rows() -> Iterator[tuple[int, list[str] | None, str]]:
         while True:
-            lines.start_row()
-            start = lines.number + 1
+            start = lines.start_row()
             try:
-                yield start, next(reader), ""
+                cells = next(reader)
             except StopIteration:
                 return
             except csv.Error as err:
-                yield start, None, f"not valid {kind}: {err}"
+                last = lines.taken[-1][0]
+                if lines.ended:
+                    problem = f"{unclosed} (end of file)"
+                elif len(lines.taken) > 1:
+                    problem = f"{unclosed} ({err} on line {last})"
+                else:
+                    problem = f"not valid {kind}: {err}"
+                lines.give_back()
+                yield start, None, problem
+                continue
             except _RowTooLong:
                 yield start, None, f"row longer than {limit} characters"
+                continue
+            except _QuoteTooLong:
+                yield start, None, f"{unclosed} within {limit} characters"
+                continue
+            if width is not None and len(lines.taken) > 1 and len(cells) != width:
+                last = lines.taken[-1][0]
+                lines.give_back()
+                yield start, None, (f"{unclosed} into a row ({len(cells)} fields where the header has {width}, "
+                                    f"on line {last})")
+                continue
+            yield start, cells, ""
 
     numbered = rows()
     first = next(numbered, None)
     if first is None:
-        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns")
+        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns",
+                         hint="write the header row first (the id column and the text columns)")
     if first[2]:
-        raise InputError(f"{source.name}:row 1: the header is {first[2]}")
+        raise InputError(f"{source.name}:row 1: the header is {first[2]}", hint="fix the header row")
     columns = [name.strip() for name in first[1]]
+    width = len(columns)
     layout = source.layout
     id_at = _column(columns, layout.id_field, source.name, "id")
     text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]

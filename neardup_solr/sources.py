@@ -46,6 +46,7 @@ _BUFFER = 1 << 16
 # Errors of a damaged or cut-short gzip stream.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 _stdin_taken = False
+READ_HINT = "check the path, and that the file is readable by you"
 
 
 def format_from_name(name: str | PurePath, formats: dict[str, str] = _BY_SUFFIX, default: str = "text") -> str:
@@ -159,6 +160,12 @@ class Opened:
         return self.counter.count
 
 
+def cannot_read(name: str, err: OSError) -> InputError:
+    """The error for a file that could not be read (missing, a directory,
+    no permission, a disk error)."""
+    return InputError(f"cannot read {name}: {err.strerror or err}", hint=READ_HINT)
+
+
 @contextmanager
 def open_bytes(source: RecordFile) -> Iterator[Opened]:
     """The bytes of ``source``, gunzipped when they start as gzip does."""
@@ -170,12 +177,12 @@ def open_bytes(source: RecordFile) -> Iterator[Opened]:
             try:
                 inner = stack.enter_context(open(source.path, "rb", buffering=0))
             except OSError as err:
-                raise InputError(f"cannot read {source.name}: {err.strerror}") from None
+                raise cannot_read(source.name, err) from None
         counter = _Counted(inner)
         buffered = io.BufferedReader(counter, _BUFFER)
         try:
             compressed = buffered.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC
         except OSError as err:
-            raise InputError(f"cannot read {source.name}: {err.strerror or err}") from None
+            raise cannot_read(source.name, err) from None
         stream = gzip.GzipFile(fileobj=buffered, mode="rb") if compressed else buffered
         yield Opened(stream, counter)

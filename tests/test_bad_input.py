@@ -26,10 +26,15 @@ LINES: list[tuple[bytes, str | None]] = [
     (b"9 next-line\xc2\x85inside", "control character U+0085 at column 12"),
     (b"10 " + b"long " * (MAX_LINE_BYTES // 5 + 1), f"line longer than {MAX_LINE_BYTES} bytes"),
     (b"11 !!! ... ???", "text of id '11' has no letters or digits"),
+    (b"12 --- -- _", "text of id '12' has no letters or digits"),  # "-" and "_" are punctuation too
+    ("13\u3000Tokyo Tower".encode(), None),  # an ideographic space is no separator: the id rule
+    ("5\u3000\u6771\u4eac Tower".encode(), None),  # the same, though "5" alone would be a duplicate
+    ("14 \u6771\u4eac\u3000\u30bf\u30ef\u30fc".encode(), None),  # inside the text it is white space
     (b"4 The last valid record, no newline at the end", None),
 ]
-ID_RULE_BREAKERS = {6: "'?x'", 7: "'ab/cd'", 8: repr("x" * 40)}
-VALID_IDS = ["1", "2", "3", "4"]
+ID_RULE_BREAKERS = {6: "'?x'", 7: "'ab/cd'", 8: repr("x" * 40), 18: repr("13\u3000Tokyo"),
+                    19: repr("5\u3000\u6771\u4eac")}
+VALID_IDS = ["1", "14", "2", "3", "4"]
 
 
 def expected_bad() -> list[tuple[int, str]]:

@@ -4,9 +4,13 @@ valid neighbour lost; memory that does not grow with the file."""
 
 import gzip
 import json
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup_solr import records
 from neardup_solr.errors import InputError, MissingField
@@ -107,7 +111,51 @@ def test_a_quote_that_never_closes_is_reported(tmp_path):
     path.write_text('id,name\n1,Spago\n2,"Hotel Bel-Air\n', encoding="utf-8")
     records, reader = read(path)
     assert records == [Record("1", "Spago")]
-    assert reported(reader) == [f"{path}:row 3: not valid CSV: unexpected end of data"]
+    assert reported(reader) == [f"{path}:row 3: not valid CSV: a quote that does not close (end of file)"]
+
+
+def test_an_unclosed_quote_loses_no_row_after_it_and_every_bad_row_is_named(tmp_path):
+    # A quoted field may hold line breaks; one whose quote does not close
+    # into a whole row is named by its first line, and reading resumes at
+    # the next line, so the rows it would have swallowed are read as rows.
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "id,name,city\n"                        # line 1
+        '1,"Spago,LA\n'                         # line 2: the quote closes nowhere
+        "2,Chinois on Main,Santa Monica\n"      # line 3
+        '3,"Art\'s Deli\n'                      # line 4: closed by the next quoted field, badly
+        '4,"Hotel Bel-Air",Bel Air\n'           # line 5 (the quote of line 4 closes here: a stray letter)
+        '5,"The ""Ivy""","113 N. Robertson\n'   # lines 6-7: a quoted line break, a whole row
+        'Blvd."\n'
+        '6,"Campanile\n'                        # lines 8-9: closes, but into 2 fields
+        'on La Brea"\n'
+        '7,"Patina",LA\n'                        # line 10
+        '8,"never closed,LA\n'                  # line 11: runs to the end of the file
+        "9,Philippe,LA\n",                      # line 12
+        encoding="utf-8")
+    records, reader = read(path)
+    assert [r.id for r in records] == ["2", "4", "5", "7", "9"]
+    assert records[2] == Record("5", 'The "Ivy" 113 N. Robertson Blvd.')
+    assert reported(reader) == [
+        f"{path}:row 2: not valid CSV: a quote that does not close (',' expected after '\"' on line 4)",
+        f"{path}:row 4: not valid CSV: a quote that does not close (',' expected after '\"' on line 5)",
+        f"{path}:row 7 (line 8): not valid CSV: a quote that does not close into a row "
+        "(2 fields where the header has 3, on line 9)",
+        f"{path}:row 8 (line 9): 1 fields where the header has 3",
+        f"{path}:row 10 (line 11): not valid CSV: a quote that does not close (end of file)",
+    ]
+    # The same rows named whatever the row limit, as long as the rows fit it.
+    records, reader = read(path, max_line_bytes=60)
+    assert [r.id for r in records] == ["2", "4", "5", "7", "9"] and len(reader.bad) == 5
+
+
+def test_a_quote_open_past_the_row_limit_resumes_at_its_next_line(tmp_path):
+    path = tmp_path / "r.tsv"
+    path.write_text('id\tname\n1\t"open\n' + "".join(f"{i}\tSpago {i}\n" for i in range(2, 40)),
+                    encoding="utf-8")
+    records, reader = read(path, max_line_bytes=100)
+    assert [r.id for r in records] == [str(i) for i in range(2, 40)]
+    assert reported(reader) == [f"{path}:row 2: not valid TSV: a quote that does not close within 100 characters"]
 
 
 def test_a_row_over_the_limit_is_skipped_without_holding_it(tmp_path):
@@ -280,3 +328,33 @@ def test_record_file_of_standard_input_is_named_for_messages():
     source = RecordFile.of("-")
     assert (source.path, source.name, source.format, source.size) == (None, "<stdin>", "text", None)
     assert RecordFile.of("-", "jsonl").format == "jsonl"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["row", "quoted", "two lines", "stray quote"]), max_size=25),
+       st.sampled_from(["csv", "tsv"]))
+def test_stray_quotes_cost_their_own_lines_only(kinds, kind):
+    """Whatever the mix of rows, rows quoted over two lines and lines whose
+    quote never closes, every row is read and every stray quote named."""
+    sep = "," if kind == "csv" else "\t"
+    lines, kept, named = [f"id{sep}name"], [], []
+    for number, what in enumerate(kinds, start=1):
+        start = len(lines) + 1
+        if what == "row":
+            lines.append(f"{number}{sep}Spago {number}")
+        elif what == "quoted":
+            lines.append(f'{number}{sep}"Spago{sep} ""{number}"""')
+        elif what == "two lines":
+            lines += [f'{number}{sep}"Spago', f'{number}"']
+        else:
+            lines.append(f'{number}{sep}"Spago {number}')
+            named.append(start)
+            continue
+        kept.append(str(number))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"mixed.{kind}"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        found, reader = read(path)
+    assert [r.id for r in found] == kept
+    assert [bad.line for bad in reader.bad] == named
+    assert all("a quote that does not close" in bad.reason for bad in reader.bad)

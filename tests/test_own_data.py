@@ -160,6 +160,21 @@ def test_bad_rows_are_reported_with_their_row_and_the_rest_indexed(core, tmp_pat
                                    "(hint: fix the row, or drop --strict to skip bad rows)")
 
 
+def test_an_unclosed_quote_costs_only_its_own_row(core, tmp_path):
+    path = tmp_path / "people.csv"
+    path.write_bytes(b'id,name,city\r\n1,"Spago,LA\r\n2,Chinois on Main,Santa Monica\r\n3,"Art\'s Deli,Studio City\r\n'
+                     b'4,"Hotel Bel-Air",Bel Air\r\n5,"Patina\r\nat Disney Hall",LA\r\n6,Philippe,LA\r\n')
+    done = run_cli("index", str(path), "--solr-url", core.url)
+    assert done.returncode == 6, done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("skipped ")] == [
+        f"skipped {path}:row 2: not valid CSV: a quote that does not close (',' expected after '\"' on line 4)",
+        f"skipped {path}:row 4: not valid CSV: a quote that does not close (',' expected after '\"' on line 5)",
+    ]
+    assert core.texts(["2", "4", "5", "6"]) == {"2": "Chinois on Main Santa Monica", "4": "Hotel Bel-Air Bel Air",
+                                                "5": "Patina at Disney Hall LA", "6": "Philippe LA"}
+    assert core.count() == 4
+
+
 def test_bad_json_lines_are_reported_with_their_line(core, tmp_path):
     path = tmp_path / "people.jsonl"
     path.write_bytes(b'{"id": 1, "name": "Spago"}\n{"id": 2, "name": \n{"name": "no id"}\n'

@@ -23,6 +23,28 @@ def test_id_then_text_split_at_the_first_space_or_tab(tmp_path):
     assert reader.bad == []
 
 
+def test_only_a_space_or_tab_ends_the_id(tmp_path):
+    # U+3000 (ideographic space) and U+00A0 are white space in the text, not
+    # separators: an id holding one breaks the id rule and is named.
+    path = tmp_path / "r.txt"
+    path.write_text("1\u3000\u6771\u4eac\u30bf\u30ef\u30fc\n2 \u6771\u4eac\u3000\u30bf\u30ef\u30fc\n"
+                    "3\u00a0Spago\n4\tSpago\u3000\n", encoding="utf-8")
+    records, reader = read(path)
+    assert records == [Record("2", "\u6771\u4eac\u3000\u30bf\u30ef\u30fc"), Record("4", "Spago")]
+    assert [(bad.line, bad.reason.split(" breaks")[0]) for bad in reader.bad] == [
+        (1, "id " + repr("1\u3000\u6771\u4eac\u30bf\u30ef\u30fc")), (3, "id " + repr("3\u00a0Spago"))]
+
+
+@pytest.mark.parametrize("text", ["--- --", "-", "_", "- _ -", "\u3000", "\u2014 \u00b7"])
+def test_punctuation_only_text_is_skipped(tmp_path, text):
+    path = tmp_path / "r.txt"
+    path.write_text(f"1 {text}\n2 a-b\n3 _x_\n", encoding="utf-8")
+    records, reader = read(path)
+    assert records == [Record("2", "a-b"), Record("3", "_x_")]
+    assert [str(bad) for bad in reader.bad] == [
+        f"{path}:1: " + ("id '1' has no text" if not text.strip() else "text of id '1' has no letters or digits")]
+
+
 def test_bad_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
     path = tmp_path / "r.txt"
     path.write_bytes(

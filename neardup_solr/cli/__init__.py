@@ -73,7 +73,9 @@ def run(command: click.Command, prog: str) -> None:
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as err:
-        err.show()
+        # Wrong usage too is one line, the command's --help as its hint.
+        where = err.ctx.command_path if isinstance(err, click.UsageError) and err.ctx else prog
+        click.echo(f"{prog}: error: {err.format_message()} (hint: see `{where} --help`)", err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo(f"{prog}: interrupted", err=True)

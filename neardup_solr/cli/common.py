@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
@@ -15,6 +16,7 @@ from tqdm import tqdm
 
 from .. import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
+from ..files import check_output, is_stdout
 from ..local_solr import CORE
 from ..outputs import OUTPUT_FORMATS, TextLookup
 from ..progress import Progress
@@ -207,6 +209,49 @@ def output_options(command=None, *, texts: bool = True):
         command = click.option("--with-text", is_flag=True,
                                help="Add the records' texts (from Solr), so the file reads without a join.")(command)
     return command
+
+
+def checked_output(*beside: Callable[[Path], Path]):
+    """A click callback for an output path: checked before the command's
+    work (:func:`~neardup_solr.files.check_output`), with the files
+    ``beside`` it that the command writes too (not for ``-``, standard
+    output)."""
+
+    def check(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+        if value is not None:
+            check_output(value)
+            for where in () if is_stdout(value) else beside:
+                check_output(where(value))
+        return value
+
+    return check
+
+
+# An output path: `-` is standard output; the checks are checked_output's, in one line each.
+OUTPUT_PATH = click.Path(path_type=Path, allow_dash=True, readable=False)
+
+
+def output_name(path: Path) -> str:
+    """What messages call an output."""
+    return "standard output" if is_stdout(path) else str(path)
+
+
+# Characters a token needs not to be guessed by trying: 16 of the 64 URL-safe
+# ones are 96 bits (`secrets.token_urlsafe(32)` gives 43).
+MIN_TOKEN_CHARS = 16
+
+
+def warn_of_token(path: Path, token: str) -> None:
+    """One line on stderr each if the token file is open to group or others
+    or its token is shorter than MIN_TOKEN_CHARS; the command still runs."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        who = "readable" if mode & 0o044 else "writable"
+        say(f"neardup: warning: {path} is {who} by group or others (mode {mode:04o}) (hint: chmod 600 {path})")
+    if len(token) < MIN_TOKEN_CHARS:
+        say(f"neardup: warning: {path} holds a token of {len(token)} character{'s' * (len(token) != 1)}, easy "
+            f"to guess (hint: use {MIN_TOKEN_CHARS} or more random characters, e.g. `python -c \"import secrets; "
+            f"print(secrets.token_urlsafe(32))\" > {path}`)")
 
 
 def solr_texts(connect: Callable[[], Solr], bar: tqdm | None) -> TextLookup:

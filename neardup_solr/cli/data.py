@@ -13,7 +13,7 @@ from ..datasets import fetch_restaurants, guide_records
 from ..evaluate import read_gold, score
 from ..files import atomic_output
 from ..pairs import read_pairs
-from .common import data_dir_option, port_option, quiet_option, say
+from .common import OUTPUT_PATH, checked_output, data_dir_option, output_name, port_option, quiet_option, say
 from .search import index, report
 
 
@@ -46,7 +46,8 @@ def datasets_restaurants(out_dir: Path) -> None:
 @click.command("prepare-restaurants")
 @click.option("--fodors", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True)
 @click.option("--zagats", type=click.Path(dir_okay=False, exists=True, path_type=Path), required=True)
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
+              help="The records file; `-` writes them to standard output.")
 def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
     """Turn the raw guide files into `ID TEXT` records, as the reference did.
 
@@ -60,7 +61,7 @@ def prepare_restaurants(fodors: Path, zagats: Path, out: Path) -> None:
     lines = guide_records(fodors, zagats)
     with atomic_output(out) as handle:
         handle.write("".join(line + "\n" for line in lines))
-    say(f"wrote {len(lines)} records to {out}")
+    say(f"wrote {len(lines)} records to {output_name(out)}")
 
 
 @click.command("demo")

@@ -17,13 +17,14 @@ from ..model import read_summary
 from ..pairs import read_pairs
 from ..records import read_texts
 from ..solr import Solr
-from .common import output_options, say, solr_connection, solr_texts
+from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
 from .quality import model_plot_path
 
 
 @click.command("clusters")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
+              help="The clusters file; `-` writes them to standard output.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON array instead of a table.")
 @output_options
 @solr_connection(lazy=True)
@@ -48,12 +49,13 @@ def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with
         raise click.UsageError("--json writes members only, as one array: leave out --format and --with-text")
     found = cluster_pair_file(pairs)
     write_clusters(out, found, json=as_json, format=out_format, texts=solr_texts(solr, None) if with_text else None)
-    say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {out}")
+    say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {output_name(out)}")
 
 
 @click.command("html")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
+              help="The page; `-` writes it to standard output.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Take the texts from this records file (any format `index` reads, with default columns) "
               "instead of Solr.")
@@ -97,4 +99,4 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
     page = render(groups, texts, found, title=title, images=[p for p in shown if p.is_file()],
                   summary=summary or None)
     write_report(out, page)
-    say(f"wrote {out} ({len(groups)} clusters)")
+    say(f"wrote {output_name(out)} ({len(groups)} clusters)")

@@ -19,16 +19,17 @@ from ..collisions import MAX_BUCKET
 from ..documents import LSH_SHINGLES, IndexSettings
 from ..indexer import BATCH_SIZE
 from ..labels import read_labels
-from ..errors import LeanIndex, NeardupError, TooFewSignatures
+from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
-from ..outputs import atomic_output, match_table, pair_table, write_table
+from ..files import atomic_output, is_stdout
+from ..outputs import match_table, pair_table, write_table
 from ..pairs import write_pairs
 from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
-from .common import (EXIT_SKIPPED_LINES, bar_progress, output_options, progress, quiet_option, reading_progress, record_input, say,
-                     solr_connection, solr_texts)
+from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress,
+                     quiet_option, reading_progress, record_input, say, solr_connection, solr_texts)
 
 
 @click.command("index")
@@ -39,9 +40,9 @@ from .common import (EXIT_SKIPPED_LINES, bar_progress, output_options, progress,
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")
-@click.option("--pairs", "pairs_out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--pairs", "pairs_out", type=OUTPUT_PATH, callback=checked_output(),
               help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
-              "Lines by the name).")
+              "Lines by the name; `-` is stdout).")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="With --append: smallest similarity reported [default: the cut of the model the last "
               f"report fitted, else {DEFAULT_THRESHOLD}].")
@@ -135,7 +136,7 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
 
 
 @click.command("report")
-@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("out", type=OUTPUT_PATH, callback=checked_output(summary_path))
 @click.option("--lsh", "mode", flag_value="lsh", default=True,
               help="The default: LSH band candidates, soft weighted-cosine verification.")
 @click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
@@ -198,8 +199,9 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
-        with atomic_output(summary_path(out)) as handle:
-            json.dump(about, handle, indent=1)
+        if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
+            with atomic_output(summary_path(out)) as handle:
+                json.dump(about, handle, indent=1)
         say(model_line(about))
     else:
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
@@ -209,7 +211,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
                 found = nd.minhash_pairs(max_dist=max_dist, per_record=rows, signatures=signatures,
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-    say(f"wrote {count} pairs to {out} in {time.monotonic() - started:.1f} s")
+    say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
 
 
 def _labels(path: Path | None) -> dict[frozenset[str], bool] | None:
@@ -289,7 +291,10 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
     nd = NearDuplicates(solr)
     if record_id is not None:
         text = nd.text(record_id)
-    matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+    try:
+        matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+    except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
+        raise NeardupError(err.message, hint=err.hint) from None
     if as_json:
         click.echo(json.dumps({"query": {"id": record_id, "text": text},
                                "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}

@@ -10,7 +10,7 @@ from ..api import NearDuplicates
 from ..labels import LabelStore
 from ..review import PairClusters
 from ..solr import Solr
-from .common import say, solr_connection
+from .common import say, solr_connection, warn_of_token
 
 # As service.py's; not imported from there, so that other commands need not load the web framework.
 DEFAULT_HOST = "127.0.0.1"
@@ -79,6 +79,8 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     from .. import service
 
     token = service.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
+    if token:
+        warn_of_token(token_file, token)
     service.check_bind(host, token)
 
     labels = LabelStore(labels_file, on_bad=lambda bad: say(f"skipped {bad}"))
