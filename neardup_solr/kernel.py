@@ -231,6 +231,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
     stamp = np.full(vocabulary, -1, np.int64)  # the pair whose second record holds the word
     place = np.zeros(vocabulary, np.int64)  # where in that record
     mark = np.full(vocabulary, -1, np.int64)  # the pair whose first record holds the word
+    slot = np.zeros(vocabulary, np.int64)  # where among the second record's missing words
     # Room for one record's missing words, made once (the longest row's length).
     longest = 0
     for r in range(len(start) - 1):
@@ -239,6 +240,8 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
     best_b = np.empty(longest, np.float64)
     touched = np.empty(longest, np.int64)  # when each was first given a score
     order = np.empty(longest, np.int64)
+    hit = np.empty(longest, np.int64)  # one missing word's close words among the other's, in its order
+    hit_score = np.empty(longest, np.float64)
     for k in range(len(left)):
         a, b = row_of[left[k]], row_of[right[k]]
         a0, a1, b0, b1 = start[a], start[a + 1], start[b], start[b + 1]
@@ -285,6 +288,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
             for j in range(b0, b1):
                 if mark[words[j]] != k:
                     only_b[n] = j
+                    slot[words[j]] = n
                     best_b[n] = 0.0
                     touched[n] = -1
                     n += 1
@@ -296,32 +300,52 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
                 lo, hi = close_start[w], close_start[w + 1]
                 if lo == hi:
                     continue
+                # The other record's missing words close to w, in that record's
+                # order (the order the dict version meets them): through w's
+                # close words when they are fewer, else a search for each.
+                hits = 0
+                if hi - lo <= missing_b:
+                    for x in range(lo, hi):
+                        o = close_other[x]
+                        if stamp[o] == k and mark[o] != k:
+                            n = slot[o]
+                            c = hits
+                            while c > 0 and hit[c - 1] > n:
+                                hit[c] = hit[c - 1]
+                                hit_score[c] = hit_score[c - 1]
+                                c -= 1
+                            hit[c] = n
+                            hit_score[c] = close_score[x]
+                            hits += 1
+                else:
+                    for n in range(missing_b):
+                        o = words[only_b[n]]
+                        x, y = lo, hi
+                        while x < y:
+                            mid = (x + y) >> 1
+                            if close_other[mid] < o:
+                                x = mid + 1
+                            else:
+                                y = mid
+                        if x < hi and close_other[x] == o:
+                            hit[hits] = n
+                            hit_score[hits] = close_score[x]
+                            hits += 1
                 best = 0.0  # as the dict version's max(best_a.get(word, 0.0), ...)
-                found = False
-                for n in range(missing_b):
-                    j = only_b[n]
-                    # Binary search for the other word among w's close words.
-                    o = words[j]
-                    x, y = lo, hi
-                    while x < y:
-                        mid = (x + y) >> 1
-                        if close_other[mid] < o:
-                            x = mid + 1
-                        else:
-                            y = mid
-                    if x < hi and close_other[x] == o:
-                        s = close_score[x]
-                        found = True
-                        via_b = weights[j] * s
-                        if via_b > best:
-                            best = via_b
-                        if touched[n] < 0:
-                            touched[n] = touches
-                            order[touches] = n
-                            touches += 1
-                        via_a = weights[i] * s
-                        if via_a > best_b[n]:
-                            best_b[n] = via_a
+                found = hits > 0
+                for h in range(hits):
+                    n = hit[h]
+                    s = hit_score[h]
+                    via_b = weights[only_b[n]] * s
+                    if via_b > best:
+                        best = via_b
+                    if touched[n] < 0:
+                        touched[n] = touches
+                        order[touches] = n
+                        touches += 1
+                    via_a = weights[i] * s
+                    if via_a > best_b[n]:
+                        best_b[n] = via_a
                 if found:
                     soft_a += weights[i] * best
             for t in range(touches):
