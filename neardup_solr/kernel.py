@@ -186,8 +186,8 @@ def _missing_pairs(start, words, row_of, left, right, vocabulary, gather):  # pr
     """How many pairs of words, one missing from each record, the pairs
     (``left``, ``right``) of rows ``row_of[...]`` hold; with ``gather``,
     also each one's code ``min * vocabulary + max`` (repeats included)."""
-    stamp = np.full(vocabulary, -1, np.int64)
-    mark = np.full(vocabulary, -1, np.int64)
+    stamp = np.full(vocabulary, -1, np.int32)
+    mark = np.full(vocabulary, -1, np.int32)
     total = 0
     for k in range(len(left)):
         a, b = row_of[left[k]], row_of[right[k]]
@@ -228,10 +228,12 @@ def _missing_pairs(start, words, row_of, left, right, vocabulary, gather):  # pr
 def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, row_of, left, right,
                  similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
     vocabulary = len(digits)
-    stamp = np.full(vocabulary, -1, np.int64)  # the pair whose second record holds the word
-    place = np.zeros(vocabulary, np.int64)  # where in that record
-    mark = np.full(vocabulary, -1, np.int64)  # the pair whose first record holds the word
-    slot = np.zeros(vocabulary, np.int64)  # where among the second record's missing words
+    # Tables the size of the vocabulary, in int32 to halve the cache they take
+    # (pairs of a call and words of a record are far fewer than 2^31).
+    stamp = np.full(vocabulary, -1, np.int32)  # the pair whose second record holds the word
+    place = np.zeros(vocabulary, np.int32)  # where in that record
+    mark = np.full(vocabulary, -1, np.int32)  # the pair whose first record holds the word
+    slot = np.zeros(vocabulary, np.int32)  # where among the second record's missing words
     # Room for one record's missing words, made once (the longest row's length).
     longest = 0
     for r in range(len(start) - 1):
@@ -247,7 +249,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
         a0, a1, b0, b1 = start[a], start[a + 1], start[b], start[b + 1]
         for j in range(b0, b1):
             stamp[words[j]] = k
-            place[words[j]] = j
+            place[words[j]] = j - b0
         for i in range(a0, a1):
             mark[words[i]] = k
         # Exact words, in the first record's order; the numbers' agreement on the way.
@@ -260,7 +262,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
             if digits[w]:
                 digits_a += 1
             if stamp[w] == k:
-                exact += weights[i] * weights[place[w]]
+                exact += weights[i] * weights[b0 + place[w]]
                 if digits[w]:
                     shared += 1
             else:
@@ -374,6 +376,8 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
         records compiled) and, while it runs, three int64 tables the size
         of the vocabulary; it holds no lock, so threads run it side by side.
     """
+    if len(left) >= 2**31 - 1:
+        raise ValueError("score at most 2^31 - 2 pairs a call: its tables number them in int32")
     similarities = np.zeros(len(left), np.float64)
     levels = np.zeros(len(left), np.int8)
     _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
