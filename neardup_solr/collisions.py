@@ -223,7 +223,9 @@ class Pairing:
         codes = distinct(np.minimum(a, b) * size + np.maximum(a, b))
         del a, b
         first, second = np.divmod(codes, size)
-        return Candidates(ids, first, second), arrival
+        del codes
+        # Record numbers fit 32 bits (a few billion records would not fit the rest anyway): 8 bytes a pair.
+        return Candidates(ids, first.astype(np.int32), second.astype(np.int32)), arrival
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
