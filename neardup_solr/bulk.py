@@ -3,18 +3,20 @@ and the match model fitted to all of them.
 
 Candidates come from the band keys' buckets (``collisions.py``), every pair
 inside a bucket once, and from records sharing an MD5 (exact copies, kept
-whatever the bucket limit). Each is scored by the soft weighted cosine
-(``verify.py``) and given the level of its numbers' agreement; the match
-model fitted to both (``model.py``) keeps the pairs with a match
-probability of at least 1/2.
+whatever the bucket limit). Each record is weighed when it first arrives
+(its text then dropped); each candidate is scored by the soft weighted
+cosine and given the level of its numbers' agreement, by the compiled
+kernel over the records as arrays (``kernel.py``); the match model fitted to
+both (``model.py``) keeps the pairs with a match probability of at least 1/2.
 
-Weighing the records, scoring the candidates and making the kept pairs are
-CPU-bound Python, and each costs about as much as its records have words.
-The work is cut into pieces of ``VERIFY_SPAN`` short records' pairs' worth
-(scoring a pair of short records is the unit; weighing a record or making a
-kept pair costs ``TWICE`` that), and from ``FORK_FROM`` such pairs' worth of
-work on, every core takes pieces in a forked worker; the results and their
-order do not depend on how many workers ran.
+Weighing the records (repair, words, weights) and making the kept pairs
+(repair, word edit distance) are CPU-bound Python, and each costs about as
+much as its records have words. The work is cut into pieces of
+``VERIFY_SPAN`` units (the unit: 20 us of Python, what scoring a pair of
+short records cost before the kernel; weighing a record or making a kept
+pair costs ``TWICE`` that), and from ``FORK_FROM`` units of work on, every
+core takes pieces in a forked worker; the results and their order do not
+depend on how many workers ran. The kernel runs on every core's thread.
 """
 
 from __future__ import annotations
@@ -29,33 +31,32 @@ import numpy as np
 from .bands import band_prefix, collision_probability
 from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
 from .documents import IndexSettings, lsh_shingles, repaired_tokens
+from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair
-from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
+from .repair import repair
 from .schema import BAND_KEYS, MD5, TOKENS
+from .shingles import jaccard
 from .similarity import Weights
 from .solr import Solr
-from .repair import repair
-from .shingles import jaccard
 from .verify import text_vector, word_distance
 
-# Candidate pairs verified in one piece of work, and how many it takes
+# Units of work (see above) in one piece of work, and how many it takes
 # before forking workers pays for itself.
 VERIFY_SPAN = 1 << 16
 FORK_FROM = 4 * VERIFY_SPAN
 # Distinct words of a short record (a business name and address: 8.9 on the
-# benchmark's records), the unit the two counts above are measured in: a
-# document of 350 words makes a pair about 40 times the work, and 10,000
-# documents' 125,620 candidates were verified on one core.
+# benchmark's records), the records the unit is measured on: a document of
+# 350 words costs about 40 times the work.
 RECORD_WORDS = 9
 # The smallest piece of work, however long the records: a piece's start-up
 # (a forked worker's task, its results sent back) must stay small beside it.
 MIN_SPAN = 1 << 10
 # Weighing a record (repair, tokens, weights, numbers) and making a kept pair
-# (two repairs and a word edit distance) each cost about two pairs' scoring:
-# 35-41 and 42 us against 20 us for short records, in a 1M-record report.
+# (two repairs, a word edit distance and a Jaccard) each cost about two
+# units: 35-41 and 42 us for short records, in a 1M-record report.
 TWICE = 2
 
 
