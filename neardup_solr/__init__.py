@@ -32,7 +32,8 @@ The pipeline, one module each, in order::
 - ``candidates``: the records sharing a mode's values with a record;
   ``collisions``: all band-key candidates at once;
 - ``verify`` (with ``similarity``): the two checks of a candidate, and the
-  agreement of its numbers;
+  agreement of its numbers; ``kernel``: the same similarity and agreement
+  for many candidates at once, compiled, over records held as arrays;
 - ``search``: the online search of one text; ``bulk``: the default mode
   over the whole index (with ``parallel``); ``reference``: the reference
   modes over the whole index;
