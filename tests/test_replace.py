@@ -17,6 +17,7 @@ from test_crash import cli_process, interrupted
 from test_security import PASSWORD, USER, security_json
 
 from neardup_solr import local_solr
+from neardup_solr.api import NearDuplicates
 from neardup_solr.solr import Solr
 
 # Enough for indexing to take seconds, so the run is stopped half way, not after the end.
@@ -201,5 +202,25 @@ def test_a_user_without_core_admin_rights_gets_one_line_and_the_index_as_it_was(
         done = run_cli("index", "--append", str(second), "--solr-url", node.url, "--quiet", env=writer)
         assert done.returncode == 0, done.stderr
         assert solr.count() == 3
+    finally:
+        local_solr.stop(data_dir)
+
+
+def test_the_local_solr_restarts_with_the_replaced_index_and_its_settings(tmp_path):
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        for run in range(2):
+            records = write_records(tmp_path / f"run{run}.txt",
+                                    [f"r{run}-{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(50 + run)])
+            done = run_cli("index", str(records), "--solr-url", node.url, "--bands", "12", "--band-rows", "2")
+            assert done.returncode == 0, done.stderr
+        local_solr.stop(data_dir)
+        # The core now lives in the folder it was built in; a start must not make a second 'neardup' beside it.
+        node = local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        assert Solr(node.url).count() == 51
+        assert NearDuplicates(node.url).settings.bands == 12
+        assert cores(node.base_url) == {"neardup"}
+        assert len([p for p in (data_dir / "home").iterdir() if p.name not in ("configsets", "solr.xml")]) == 1
     finally:
         local_solr.stop(data_dir)
