@@ -129,9 +129,11 @@ def replace_index(
     its configset.
 
     Costs, beyond :func:`index_records`: a core creation (a collection's:
-    a core per replica, a few seconds on SolrCloud) and a swap or alias
-    change, the old index's removal, and a listing of cores or collections;
-    the disk holds both indexes until the swap. Needs Solr's admin rights:
+    a core per replica, on SolrCloud) and a swap or alias change, the old
+    index's removal, and a listing of cores or collections; the disk holds
+    both indexes until the swap. On the 864 restaurants that made a run
+    0.51 s against 0.42 s in place on one core, and 1.6-2.5 s against
+    0.6-0.9 s on the local two-shard cluster. Needs Solr's admin rights:
     core-admin-edit on a standalone Solr, collection-admin-edit and
     config-edit on SolrCloud.
 
