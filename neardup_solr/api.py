@@ -27,7 +27,7 @@ from .clusters import Cluster, cluster_pairs
 from .collisions import MAX_BUCKET
 from .documents import IndexSettings, banding_for, save_model
 from .errors import InputError, NeardupError
-from .indexer import BATCH_SIZE, index_records
+from .indexer import BATCH_SIZE, index_records, replace_index
 from .pairs import Pair
 from .progress import Progress
 from .records import Record, has_letters_or_digits, record_problem
@@ -123,7 +123,12 @@ class NearDuplicates:
     def index(self, records: Iterable[RecordLike], *, bands: int | None = None, band_rows: int | None = None,
               signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
-        """Replace what the index holds with ``records``.
+        """Replace what the index holds with ``records``, never leaving it
+        empty or half built: they are indexed into a new core (a new
+        collection on SolrCloud) that takes the old one's place at the same
+        URL only when all are committed; until then, and if the run fails,
+        is interrupted or is killed, the old index serves as it was (see
+        :func:`neardup_solr.indexer.replace_index`).
 
         Args:
             records: the records; an id given twice keeps its last text.
@@ -140,17 +145,22 @@ class NearDuplicates:
 
         Returns:
             How many records were indexed. Costs one update request per
-            batch (four in flight), a delete, a commit and two settings
-            requests, after waiting for a Solr that was stopped uncleanly
-            to replay its transaction log (up to five minutes, one metrics
-            request per half second); memory holds four batches (or all
-            records, when the banding is chosen).
+            batch (four in flight), a commit and two settings requests, and
+            for the replacement a core's creation (a collection's on
+            SolrCloud: a few seconds), a swap (an alias change) and the old
+            index's removal, after waiting for a Solr that was stopped
+            uncleanly to replay its transaction log (up to five minutes, one
+            metrics request per half second); memory holds four batches (or
+            all records, when the banding is chosen); the disk holds both
+            indexes until the swap. Needs Solr's core admin rights
+            (collection and configset admin on SolrCloud).
 
         Raises:
-            InputError: a record breaks the id or text rules (the index may
-                hold the records before it).
-            SolrUnavailable, SolrFailure: Solr could not be reached, refused,
-                or was still replaying its log after five minutes.
+            InputError: a record breaks the id or text rules, or there was
+                no record at all (the index is left as it was).
+            SolrUnavailable, SolrFailure: Solr could not be reached, refused
+                (the admin requests too), or was still replaying its log
+                after five minutes.
         """
         records = as_records(records)
         if bands is None and band_rows is None:
@@ -162,10 +172,7 @@ class NearDuplicates:
                                  reference=reference)
         self.solr.wait_until_replayed()
         self._changed()
-        self.solr.delete_all()
-        settings.save(self.solr)
-        save_model(self.solr, None)
-        return index_records(self.solr, records, settings, batch_size=batch_size, progress=progress)
+        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
 
     def add(self, records: Iterable[RecordLike], *, batch_size: int = BATCH_SIZE,
             progress: Progress | None = None) -> int:

@@ -240,14 +240,24 @@ def cluster_status(solr: Solr) -> dict:
 
 
 def collections(solr: Solr) -> set[str]:
-    return set(cluster_status(solr).get("collections", {}))
+    """The cluster's collections and aliases: the names a URL can use."""
+    state = cluster_status(solr)
+    return set(state.get("collections", {})) | set(state.get("aliases", {}))
+
+
+def resolved(state: dict, name: str) -> str:
+    """The collection ``name`` serves in a CLUSTERSTATUS answer: the one its
+    alias points at (a replaced index, see :func:`neardup_solr.indexer.replace_index`),
+    else ``name`` itself."""
+    return state.get("aliases", {}).get(name, name)
 
 
 def shard_states(solr: Solr) -> dict[str, str]:
-    """Each shard of the collection, and whether a live replica serves it."""
+    """Each shard of the collection (or of the one its alias points at), and
+    whether a live replica serves it."""
     state = cluster_status(solr)
     live = set(state.get("live_nodes", []))
-    shards = state.get("collections", {}).get(solr.name, {}).get("shards", {})
+    shards = state.get("collections", {}).get(resolved(state, solr.name), {}).get("shards", {})
     return {name: "active" if any(r.get("state") == "active" and r.get("node_name") in live
                                   for r in shard.get("replicas", {}).values()) else "down"
             for name, shard in sorted(shards.items())}
@@ -292,7 +302,9 @@ def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TI
     try:
         live = sorted(zk.get_children("/live_nodes")) if zk.exists("/live_nodes") else []
         props = zk.get("/clusterprops.json")[0] if zk.exists("/clusterprops.json") else b""
-        state = zk.get(f"/collections/{collection}/state.json")[0] if zk.exists(f"/collections/{collection}") else None
+        aliases = json.loads((zk.get("/aliases.json")[0] if zk.exists("/aliases.json") else b"") or b"{}")
+        serving = aliases.get("collection", {}).get(collection, collection)
+        state = zk.get(f"/collections/{serving}/state.json")[0] if zk.exists(f"/collections/{serving}") else None
     finally:
         zk.stop()
         zk.close()
@@ -303,7 +315,7 @@ def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TI
     if state is None:
         raise SolrFailure(f"ZooKeeper at {zk_host} knows no collection {collection!r}",
                           hint="create it with `neardup solr create-collection`")
-    hosting = {r.get("node_name") for shard in json.loads(state).get(collection, {}).get("shards", {}).values()
+    hosting = {r.get("node_name") for shard in json.loads(state).get(serving, {}).get("shards", {}).values()
                for r in shard.get("replicas", {}).values()}
     node = next((n for n in live if n in hosting), live[0])
     scheme = json.loads(props or b"{}").get("urlScheme", "http")
@@ -330,3 +342,46 @@ def create_collection(solr: Solr, *, shards: int, replicas: int = 1) -> None:
               action="UPLOAD", name=solr.name, overwrite="true", cleanup="true")
     solr.get(solr.admin_url("collections"), action="CREATE", name=solr.name, numShards=shards,
              replicationFactor=replicas, **{"collection.configName": solr.name})
+
+
+def copy_collection(solr: Solr, name: str) -> Solr:
+    """A new, empty collection ``name`` shaped as the one ``solr`` serves
+    (its shards and replicas), with a configset of its own copied from that
+    one's (the index settings live in the configset's overlay). Costs a
+    configset copy and a collection creation: a core per replica, a few
+    seconds."""
+    state = cluster_status(solr)
+    serving = state.get("collections", {}).get(resolved(state, solr.name), {})
+    replicas = max(1, int(serving.get("replicationFactor") or 1))
+    solr.get(solr.admin_url("configs"), action="CREATE", name=name, baseConfigSet=serving.get("configName", solr.name))
+    solr.get(solr.admin_url("collections"), action="CREATE", name=name, numShards=len(serving.get("shards", {})) or 1,
+             replicationFactor=replicas, **{"collection.configName": name})
+    return solr.at(name)
+
+
+def point_alias(solr: Solr, alias: str, collection: str) -> None:
+    """Make ``alias`` name ``collection``: one atomic change in ZooKeeper, so
+    a request through the alias reaches the old collection or the new one,
+    never neither. An alias may share a collection's name; it wins."""
+    solr.get(solr.admin_url("collections"), action="CREATEALIAS", name=alias, collections=collection)
+
+
+def drop_collection(solr: Solr, name: str) -> None:
+    """Delete collection ``name`` with its data, and its configset when that
+    is named like it (ours are) and no other collection uses it. A
+    collection already gone is no error."""
+    state = cluster_status(solr)
+    found = state.get("collections", {}).get(name)
+    if found is not None:
+        solr.get(solr.admin_url("collections"), action="DELETE", name=name)
+        config = found.get("configName")
+        if config == name and all(c.get("configName") != name for n, c in state["collections"].items() if n != name):
+            drop_configset(solr, name)
+
+
+def drop_configset(solr: Solr, name: str) -> None:
+    solr.get(solr.admin_url("configs"), action="DELETE", name=name)
+
+
+def configsets(solr: Solr) -> set[str]:
+    return set(solr.get(solr.admin_url("configs"), action="LIST").get("configSets", []))

@@ -134,7 +134,8 @@ def build_launcher(echo: Callable[[str], None] = print) -> Path:
 def prepare_home(data_dir: Path) -> Path:
     """Solr home with the ``neardup`` configset, fresh from ``solr_config/``
     but for its overlay (the index settings and match model), and
-    the ``neardup`` core using it (more cores can use it too, via CoreAdmin)."""
+    the ``neardup`` core using it, made unless a folder holds it already
+    (more cores can use it too, via CoreAdmin)."""
     home = data_dir / "home"
     conf = home / "configsets" / CORE / "conf"
     # The overlay holds what the index was built with (index settings, the
@@ -147,9 +148,21 @@ def prepare_home(data_dir: Path) -> Path:
     if kept is not None:
         overlay.write_bytes(kept)
     (home / "solr.xml").write_text(SOLR_XML, encoding="utf-8")
-    (home / CORE).mkdir(exist_ok=True)
-    (home / CORE / "core.properties").write_text(f"name={CORE}\nconfigSet={CORE}\n", encoding="utf-8")
+    if not any(core_name(found) == CORE for found in home.glob("*/core.properties")):
+        (home / CORE).mkdir(exist_ok=True)
+        (home / CORE / "core.properties").write_text(f"name={CORE}\nconfigSet={CORE}\n", encoding="utf-8")
     return home
+
+
+def core_name(properties: Path) -> str | None:
+    """The core a ``core.properties`` file names. After ``neardup index``
+    has replaced the index, the ``neardup`` core lives in the folder of the
+    core it was built in (CoreAdmin's SWAP swaps names, not folders)."""
+    try:
+        lines = properties.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((line.partition("=")[2].strip() for line in lines if line.partition("=")[0].strip() == "name"), None)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ escaped), so quotes, colons, brackets, ``AND`` or ``*`` in a shingle are data.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -181,6 +182,22 @@ class Solr:
     @property
     def name(self) -> str:
         return urlsplit(self.url).path.rstrip("/").rsplit("/", 1)[-1]
+
+    def at(self, name: str) -> Solr:
+        """A client of the core or collection ``name`` on the same node, with
+        this one's session (credentials, TLS, retries) and timeout. No request."""
+        other = copy.copy(self)
+        other.url = f"{self.base_url}/{name}"
+        other._client = pysolr.Solr(other.url, timeout=self.timeout, session=self.session, auth=self.session.auth)
+        return other
+
+    def cloud(self) -> bool:
+        """Whether the node runs SolrCloud (one request)."""
+        return self.get(self.admin_url("info/system")).get("mode") == "solrcloud"
+
+    def core_admin(self, action: str, **params: Any) -> dict[str, Any]:
+        """One CoreAdmin request to the node (a standalone Solr's cores)."""
+        return self.get(self.admin_url("cores"), action=action, **params)
 
     def _call(self, what: str, fn, *args, **kwargs):
         try:

@@ -16,6 +16,8 @@ import requests
 
 from conftest import ROOT, child_env, free_port, run_cli
 from test_local_solr import java_processes_of, listening_addresses, one_line_error
+from test_replace import (indexed, interrupted_half_way, killed_half_way, new_records, only_bad_json_lines, served,
+                          wrong_id_column)
 
 from neardup_solr import cloud
 from neardup_solr.solr import Solr
@@ -179,3 +181,50 @@ def test_stopping_a_node_during_a_report_is_a_clear_error_and_leaves_no_output(c
     assert not out.exists() and not list(tmp_path.glob("pairs.tsv*"))
     status = run_cli("solr", "status", "--data-dir", str(data))
     assert status.returncode == 3 and "degraded" in status.stdout and "node2" in status.stdout
+
+
+def unserved_collections(url: str, name: str = "neardup") -> set[str]:
+    """Collections and configsets a replacement of ``name`` made that are not served."""
+    solr = Solr(url)
+    state = cloud.cluster_status(solr)
+    serving = cloud.resolved(state, name)
+    made = set(state["collections"]) | cloud.configsets(solr)
+    return {c for c in made if c.startswith(f"{name}__") and c != serving}
+
+
+def test_a_replacement_killed_interrupted_or_given_only_bad_records_leaves_the_collection_as_it_was(
+        cluster, records, tmp_path):
+    state, data = cluster
+    nodes = [n.base_url for n in state.nodes]
+    indexed(state.url, records)
+    before = served(state.url, tmp_path, "before.tsv")
+    assert before[0] == 864
+    big = new_records(tmp_path / "new.txt")
+
+    killed_half_way(state.url, nodes, big, "neardup")
+    assert served(state.url, tmp_path, "killed.tsv") == before
+
+    interrupted_half_way(state.url, nodes, big, "neardup")
+    assert served(state.url, tmp_path, "interrupted.tsv") == before
+    assert unserved_collections(state.url) == set()  # the killed run's, removed by this one; its own on Ctrl-C
+
+    for bad in (only_bad_json_lines(tmp_path / "bad.jsonl"), wrong_id_column(tmp_path / "bad.csv")):
+        done = run_cli("index", str(bad), "--solr-url", state.url, "--quiet")
+        assert done.returncode == 4, done.stderr
+        assert served(state.url, tmp_path, f"{bad.name}.tsv") == before
+    assert unserved_collections(state.url) == set()
+
+
+def test_a_replaced_collection_keeps_its_url_zookeeper_name_and_status(cluster, tmp_path):
+    state, data = cluster
+    for run in range(2):
+        records = tmp_path / f"run{run}.txt"
+        records.write_text("".join(f"r{run}-{i} Cafe {i} on {i % 13} Oak Avenue\n" for i in range(101 + run)))
+        indexed(state.url, records)
+        solr = Solr(state.url)
+        assert solr.count() == 101 + run and solr.texts([f"r{run}-1"]) == {f"r{run}-1": "Cafe 1 on 1 Oak Avenue"}
+        assert unserved_collections(state.url) == set()  # the old collection is gone, with its configset
+        assert cloud.collection_url(state.zk_host, "neardup").endswith("/solr/neardup")
+        status = run_cli("solr", "status", "--data-dir", str(data))
+        assert status.returncode == 0, status.stdout
+        assert "neardup/shard1 active" in status.stdout and f"records={101 + run}" in status.stdout

@@ -21,11 +21,16 @@ RECORDS = 20_000
 FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "word_shingles", "minhash_values", "tokens", "content_lsh"]
 
 
-def stat(url: str, category: str, key: str, name: str) -> int:
-    """A counter from Solr's own statistics."""
-    found = requests.get(f"{url}/admin/mbeans", params={"cat": category, "key": key, "stats": "true", "wt": "json"},
+def metric(url: str, prefix: str) -> int:
+    """A counter of the core at ``url`` and of the cores a replacement builds
+    for it (``name__...``), from Solr's own metrics. (Not the mbeans
+    handler's statistics: a core swapped in by CoreAdmin's SWAP has none there.)"""
+    base, core = url.rsplit("/", 1)
+    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": prefix, "wt": "json"},
                          timeout=5).json()
-    return found["solr-mbeans"][1][key]["stats"][f"{category}.{key}.{name}"]
+    return sum(value[prefix] if isinstance(value[prefix], int) else value[prefix]["count"]
+               for name, value in found["metrics"].items()
+               if name == f"solr.core.{core}" or name.startswith(f"solr.core.{core}__"))
 
 
 def tlog_state(url: str) -> int:
@@ -37,11 +42,11 @@ def tlog_state(url: str) -> int:
 
 
 def adds_so_far(url: str) -> int:
-    return stat(url, "UPDATE", "updateHandler", "cumulativeAdds.count")
+    return metric(url, "UPDATE.updateHandler.cumulativeAdds")
 
 
 def selects_so_far(url: str) -> int:
-    return stat(url, "QUERY", "/select", "requests")
+    return metric(url, "QUERY./select.requests")
 
 
 def cli_process(*args: str) -> subprocess.Popen:

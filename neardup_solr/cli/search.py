@@ -79,13 +79,18 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     see `neardup tune --records`). It is printed and kept with the
     index; --bands and --band-rows force one.
 
-    A record whose id is indexed already replaces it. With --append the
-    index keeps what it held (and the settings it was built with) and the
-    new records' near duplicates are written as pairs, like `report` does.
+    The records go into a new core (a new collection on SolrCloud) beside
+    the index, which keeps serving as it was until all are in and is then
+    swapped out and removed; a run that fails, is interrupted or is killed
+    leaves it untouched. A record whose id is indexed already replaces it.
+    With --append the index keeps what it held (and the settings it was
+    built with), records are added in place, and the new records' near
+    duplicates are written as pairs, like `report` does.
 
     Bad lines (rows, in CSV and TSV) are reported with file and line number
     and skipped, with a count at the end and exit code 6; the valid records
-    are all indexed. With --strict the file is checked first and the first
+    are all indexed. A file without one valid record fails (exit code 4)
+    and leaves the index as it was. With --strict the file is checked first and the first
     bad line fails the command (exit code 4) before the index is touched;
     so does a header without the id column. On a terminal a bar shows the
     percent done and the time left, from the bytes read.

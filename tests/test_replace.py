@@ -1,0 +1,226 @@
+"""`neardup index` (replacing) never leaves a hole: it builds the new records
+into a core of their own and swaps it in only when the run has succeeded.
+A killed or interrupted run, or a file of nothing but bad records, leaves
+the previous index serving exactly as it was: the same records, the same
+pair file byte for byte. The cloud's versions of these are in test_cloud.py.
+"""
+
+import json
+import os
+import signal
+import time
+
+import requests
+
+from conftest import _homes, free_port, run_cli, write_records
+from test_crash import cli_process, interrupted
+from test_security import PASSWORD, USER, security_json
+
+from neardup_solr import local_solr
+from neardup_solr.api import NearDuplicates
+from neardup_solr.solr import Solr
+
+# Enough for indexing to take seconds, so the run is stopped half way, not after the end.
+NEW_RECORDS = 20_000
+
+
+def adds_by_core(node_urls: list[str], name: str) -> dict[str, int]:
+    """Documents added so far to each core of ``name`` and of what a
+    replacement builds for it (``name__...``), on every node, from Solr's
+    own metrics."""
+    counts = {}
+    for base in node_urls:
+        found = requests.get(f"{base}/admin/metrics", timeout=10, params={
+            "group": "core", "prefix": "UPDATE.updateHandler.cumulativeAdds", "wt": "json"}).json()
+        counts.update((core, metric["UPDATE.updateHandler.cumulativeAdds"]["count"])
+                      for core, metric in found["metrics"].items()
+                      if core.removeprefix("solr.core.").split(".")[0] == name
+                      or core.startswith(f"solr.core.{name}__"))
+    return counts
+
+
+def adds_since(before: dict[str, int], node_urls: list[str], name: str) -> int:
+    """Documents added since ``before`` (cores removed since count for nothing)."""
+    return sum(count - before.get(core, 0) for core, count in adds_by_core(node_urls, name).items())
+
+
+def new_records(path):
+    path.write_text("".join(f"n{i} Shop {i % 997} number {i} on {i % 89} Main Street City {i % 31}\n"
+                            for i in range(1, NEW_RECORDS + 1)))
+    return path
+
+
+def served(url: str, tmp_path, name: str) -> tuple[int, bytes]:
+    """The record count and the default report's pair file of the index at ``url``."""
+    out = tmp_path / name
+    done = run_cli("report", str(out), "--solr-url", url, "--quiet")
+    assert done.returncode == 0, done.stderr
+    return Solr(url).count(), out.read_bytes()
+
+
+def indexed(url: str, records) -> None:
+    done = run_cli("index", str(records), "--solr-url", url, "--quiet")
+    assert done.returncode == 0, done.stderr
+
+
+def half_way(url: str, node_urls: list[str], records, name: str):
+    """``index`` of ``records`` started, returned once half of them reached Solr."""
+    before = adds_by_core(node_urls, name)
+    run = cli_process("index", str(records), "--solr-url", url, "--quiet")
+    while adds_since(before, node_urls, name) < NEW_RECORDS // 2:
+        assert run.poll() is None, "indexing ended before it could be stopped half way"
+        time.sleep(0.02)
+    return run
+
+
+def killed_half_way(url, node_urls, records, name) -> None:
+    run = half_way(url, node_urls, records, name)
+    os.kill(run.pid, signal.SIGKILL)
+    run.communicate(timeout=60)
+
+
+def interrupted_half_way(url, node_urls, records, name) -> str:
+    run = half_way(url, node_urls, records, name)
+    stderr = interrupted(run)
+    assert run.returncode == 130, stderr
+    return stderr
+
+
+def only_bad_json_lines(path):
+    path.write_text("".join(json.dumps({"sku": f"x{i}", "text": f"Shop {i} on Main Street"}) + "\n"
+                            for i in range(200)))
+    return path
+
+
+def wrong_id_column(path):
+    path.write_text("sku,text\n" + "".join(f"x{i},Shop {i} on Main Street\n" for i in range(200)))
+    return path
+
+
+def is_building(core: str, name: str) -> bool:
+    """Whether ``core`` is one a replacement of ``name`` builds (``name__`` and a number)."""
+    return core.startswith(f"{name}__")
+
+
+def cores(base_url: str, auth=None) -> set[str]:
+    found = requests.get(f"{base_url}/admin/cores", params={"action": "STATUS", "wt": "json"}, timeout=30,
+                         auth=auth).json()
+    return set(found["status"])
+
+
+def leftovers(base_url: str, name: str, auth=None) -> set[str]:
+    return {core for core in cores(base_url, auth) if is_building(core, name)}
+
+
+def test_an_index_killed_half_way_leaves_the_previous_index_as_it_was(core, restaurant_records, tmp_path):
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    killed_half_way(core.url, [core.base_url], new_records(tmp_path / "new.txt"), core.name)
+    assert served(core.url, tmp_path, "after.tsv") == before
+    # The half-built core is never served, and the next run removes it.
+    indexed(core.url, restaurant_records)
+    assert leftovers(core.base_url, core.name) == set()
+    assert served(core.url, tmp_path, "again.tsv") == before
+
+
+def test_an_interrupted_index_leaves_the_previous_index_as_it_was_and_no_core_behind(core, restaurant_records,
+                                                                                    tmp_path):
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    stderr = interrupted_half_way(core.url, [core.base_url], new_records(tmp_path / "new.txt"), core.name)
+    assert stderr.strip().splitlines()[-1] == "neardup: interrupted"
+    assert leftovers(core.base_url, core.name) == set()
+    assert served(core.url, tmp_path, "after.tsv") == before
+
+
+def test_a_file_of_only_bad_records_leaves_the_previous_index_as_it_was(core, restaurant_records, tmp_path):
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    done = run_cli("index", str(only_bad_json_lines(tmp_path / "bad.jsonl")), "--solr-url", core.url)
+    assert done.returncode == 4, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("neardup: error: ") and "left as it was" in last and "hint:" in last
+    assert "bad.jsonl:1: no 'id' field" in done.stderr  # each bad line still named
+    assert leftovers(core.base_url, core.name) == set()
+    assert served(core.url, tmp_path, "after.tsv") == before
+
+
+def test_a_csv_without_its_id_column_leaves_the_previous_index_as_it_was(core, restaurant_records, tmp_path):
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    done = run_cli("index", str(wrong_id_column(tmp_path / "bad.csv")), "--solr-url", core.url)
+    assert done.returncode == 4, done.stderr
+    assert served(core.url, tmp_path, "after.tsv") == before
+
+
+def test_replacing_again_and_again_keeps_one_core_and_its_url(core, tmp_path):
+    home = _homes[int(core.url.split(":")[2].split("/")[0])]
+    for run in range(3):
+        records = tmp_path / f"run{run}.txt"
+        records.write_text("".join(f"r{run}-{i} Cafe {i} on {i % 13} Oak Avenue\n" for i in range(101 + run)))
+        indexed(core.url, records)
+        # The URL names the new records; the old core is gone, its data with it.
+        assert Solr(core.url).count() == 101 + run
+        assert Solr(core.url).texts([f"r{run}-1"]) == {f"r{run}-1": "Cafe 1 on 1 Oak Avenue"}
+        assert leftovers(core.base_url, core.name) == set()
+        assert len([p for p in home.iterdir() if p.name == core.name or is_building(p.name, core.name)]) == 1
+    assert run_cli("index", "--append", str(tmp_path / "run0.txt"), "--solr-url", core.url,
+                   "--quiet").returncode == 0
+    assert Solr(core.url).count() == 103 + 101  # --append adds in place
+
+
+def test_a_user_without_core_admin_rights_gets_one_line_and_the_index_as_it_was(tmp_path):
+    # Two users: one may do everything, the other everything but create, swap and unload cores.
+    users = json.loads(security_json(USER, PASSWORD))
+    users["authentication"]["credentials"].update(json.loads(security_json("writer", PASSWORD))["authentication"]
+                                                  ["credentials"])
+    users["authorization"] = {"class": "solr.RuleBasedAuthorizationPlugin",
+                              "user-role": {USER: "admin", "writer": "writer"},
+                              "permissions": [{"name": "core-admin-edit", "role": "admin"},
+                                              {"name": "all", "role": ["admin", "writer"]}]}
+    data_dir = tmp_path / "node"
+    (data_dir / "home").mkdir(parents=True)
+    (data_dir / "home" / "security.json").write_text(json.dumps(users))
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        first = write_records(tmp_path / "first.txt", ["1 Art's Deli 12224 Ventura Blvd. Studio City",
+                                                       "2 Art's Deli 12224 Ventura Blvd Studio City"])
+        admin = {"SOLR_USER": USER, "SOLR_PASSWORD": PASSWORD}
+        done = run_cli("index", str(first), "--solr-url", node.url, "--quiet", env=admin)
+        assert done.returncode == 0, done.stderr
+        second = write_records(tmp_path / "second.txt", ["3 Hotel Bel-Air 701 Stone Canyon Rd. Bel Air"])
+        writer = {"SOLR_USER": "writer", "SOLR_PASSWORD": PASSWORD}
+        done = run_cli("index", str(second), "--solr-url", node.url, "--quiet", env=writer)
+        assert done.returncode == 5
+        line = done.stderr.strip().splitlines()[-1]
+        assert "Traceback" not in done.stderr
+        assert line.startswith(f"neardup: error: replacing the index at {node.url} needs Solr's admin rights"), line
+        assert "refused (HTTP 403) (hint: grant the user core-admin-edit" in line, line
+        solr = Solr(node.url, auth=(USER, PASSWORD))
+        assert solr.texts(["1", "2", "3"]).keys() == {"1", "2"}
+        assert leftovers(node.base_url, "neardup", (USER, PASSWORD)) == set()
+        done = run_cli("index", "--append", str(second), "--solr-url", node.url, "--quiet", env=writer)
+        assert done.returncode == 0, done.stderr
+        assert solr.count() == 3
+    finally:
+        local_solr.stop(data_dir)
+
+
+def test_the_local_solr_restarts_with_the_replaced_index_and_its_settings(tmp_path):
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        for run in range(2):
+            records = write_records(tmp_path / f"run{run}.txt",
+                                    [f"r{run}-{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(50 + run)])
+            done = run_cli("index", str(records), "--solr-url", node.url, "--bands", "12", "--band-rows", "2")
+            assert done.returncode == 0, done.stderr
+        local_solr.stop(data_dir)
+        # The core now lives in the folder it was built in; a start must not make a second 'neardup' beside it.
+        node = local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        assert Solr(node.url).count() == 51
+        assert NearDuplicates(node.url).settings.bands == 12
+        assert cores(node.base_url) == {"neardup"}
+        assert len([p for p in (data_dir / "home").iterdir() if p.name not in ("configsets", "solr.xml")]) == 1
+    finally:
+        local_solr.stop(data_dir)
