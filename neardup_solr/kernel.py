@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collisions import distinct
-from .similarity import close_pairs, close_scores, holds_digit
+from .similarity import CLOSE, ROUNDING, close_pairs, holds_digit
 
 try:
     from numba import njit
@@ -109,11 +109,28 @@ class Vocabulary:
 class CloseTable:
     """Close words as a CSR matrix over the vocabulary: word ``w``'s close
     words are ``other[start[w]:start[w + 1]]`` (sorted), their Jaro-Winkler
-    similarities ``score`` (float64 of the float32 rapidfuzz gives)."""
+    similarities ``score`` (float64 of the float32 rapidfuzz gives).
+
+    Or, with ``chars`` (the vocabulary's code points, word ``w``'s at
+    ``chars[spelling[w]:spelling[w + 1]]``), no table: each pair of
+    missing words is compared when a candidate meets it (:meth:`needed`).
+    """
 
     start: np.ndarray  # int64, vocabulary + 1
     other: np.ndarray  # int32
     score: np.ndarray  # float64
+    chars: np.ndarray | None = None  # int32
+    spelling: np.ndarray | None = None  # int64, vocabulary + 1
+
+    @classmethod
+    def spelled(cls, vocabulary: Sequence[str]) -> CloseTable:
+        """No table: the words' spellings, to compare pairs as they come."""
+        lengths = np.fromiter(map(len, vocabulary), np.int64, len(vocabulary))
+        spelling = np.zeros(len(vocabulary) + 1, np.int64)
+        np.cumsum(lengths, out=spelling[1:])
+        chars = np.frombuffer("".join(vocabulary).encode("utf-32-le", "surrogatepass"), np.uint32).astype(np.int32)
+        empty = np.zeros(len(vocabulary) + 1, np.int64)
+        return cls(empty, np.zeros(0, np.int32), np.zeros(0), chars, spelling)
 
     @classmethod
     def of(cls, vocabulary: Sequence[str], used: np.ndarray | None = None) -> CloseTable:
@@ -127,45 +144,29 @@ class CloseTable:
     def needed(cls, vocabulary: Sequence[str], rows: Rows, left: np.ndarray, right: np.ndarray,
                row_of: np.ndarray | None = None, *, whole: bool | None = None, compiled: bool = True) -> CloseTable:
         """The close words :func:`score_pairs` needs for the pairs (``left``,
-        ``right``) of ``rows``: of the pairs of words missing from each
-        other's record, or of the whole vocabulary the rows use (by
-        :meth:`of`) when that makes fewer pairs of words to compare.
+        ``right``) of ``rows``: the pairs of words missing from each other's
+        record compared as they come (:meth:`spelled`), or a table of the
+        whole vocabulary the rows use (:meth:`of`) when that makes fewer
+        pairs of words to compare.
 
-        Costs a Jaro-Winkler comparison of each distinct pair of missing
-        words (at a million short records: 25 million pairs of missing
-        words a span of 262,144 candidates at a time, 9.3 million of them
-        distinct, 0.5 us each on two threads) and 16 bytes each while they
-        are gathered; a
-        vocabulary of V words costs V^2 / 2 comparisons instead, which
-        documents of hundreds of words each choose. ``whole`` forces one
-        way (``True``: the vocabulary's); ``compiled=False`` runs the plain
-        Python twin (for tests).
+        Costs one pass over the pairs to count their pairs of missing words
+        (at a million short records 115 million, 40 a candidate, of which
+        9.3 million distinct: compared as they come, about 0.1 us each);
+        the table of a vocabulary of V words costs V^2 / 2 comparisons
+        (rapidfuzz, on every core) and is what documents of hundreds of
+        words each choose. ``whole`` forces one way (``True``: the
+        vocabulary's); ``compiled=False`` runs the plain Python twin (for
+        tests).
         """
-        used = distinct(rows.words)
-        missing = _kernel(_missing_pairs, compiled)
-        row_of = _rows_of(rows, row_of)
-        left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-        spans = [(first, min(first + MISSING_SPAN, len(left))) for first in range(0, len(left), MISSING_SPAN)]
         if whole is None:
-            needed = sum(missing(rows.start, rows.words, row_of, left[a:b], right[a:b], len(vocabulary), False)[0]
-                         for a, b in spans)
+            used = distinct(rows.words)
+            missing = _kernel(_missing_pairs, compiled)
+            row_of = _rows_of(rows, row_of)
+            left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+            needed = sum(missing(rows.start, rows.words, row_of, left[a:a + MISSING_SPAN], right[a:a + MISSING_SPAN],
+                                 len(vocabulary)) for a in range(0, len(left), MISSING_SPAN))
             whole = needed >= len(used) * (len(used) - 1) // 2
-        if whole:
-            return cls.of(vocabulary, used)
-        codes = np.zeros(0, np.int64)
-        for a, b in spans:
-            # Merged a span at a time: the distinct pairs, not every repeat, are held.
-            found = distinct(missing(rows.start, rows.words, row_of, left[a:b], right[a:b], len(vocabulary), True)[1])
-            codes = distinct(np.concatenate([codes, found]))
-        word, other = np.divmod(codes, len(vocabulary))
-        scores = np.concatenate([np.zeros(0, np.float32), *(
-            close_scores([vocabulary[i] for i in word[first:first + MISSING_SPAN].tolist()],
-                         [vocabulary[i] for i in other[first:first + MISSING_SPAN].tolist()])
-            for first in range(0, len(codes), MISSING_SPAN))])
-        close = scores > 0
-        word, other, scores = word[close], other[close], scores[close]
-        return cls.from_pairs(len(vocabulary), np.concatenate([word, other]), np.concatenate([other, word]),
-                              np.concatenate([scores, scores]))
+        return cls.of(vocabulary, distinct(rows.words)) if whole else cls.spelled(vocabulary)
 
     @classmethod
     def from_pairs(cls, vocabulary: int, word: np.ndarray, other: np.ndarray, score: np.ndarray) -> CloseTable:
@@ -182,10 +183,9 @@ MISSING_SPAN = 1 << 18
 
 
 @njit(cache=True, nogil=True)
-def _missing_pairs(start, words, row_of, left, right, vocabulary, gather):  # pragma: no cover - compiled; twin tested
+def _missing_pairs(start, words, row_of, left, right, vocabulary):  # pragma: no cover - compiled; twin tested
     """How many pairs of words, one missing from each record, the pairs
-    (``left``, ``right``) of rows ``row_of[...]`` hold; with ``gather``,
-    also each one's code ``min * vocabulary + max`` (repeats included)."""
+    (``left``, ``right``) of rows ``row_of[...]`` hold."""
     stamp = np.full(vocabulary, -1, np.int32)
     mark = np.full(vocabulary, -1, np.int32)
     total = 0
@@ -203,30 +203,82 @@ def _missing_pairs(start, words, row_of, left, right, vocabulary, gather):  # pr
             if mark[words[j]] != k:
                 missing_b += 1
         total += missing_a * missing_b
-    codes = np.empty(total if gather else 0, np.int64)
-    if gather:
-        n = 0
-        for k in range(len(left)):
-            a, b = row_of[left[k]], row_of[right[k]]
-            for j in range(start[b], start[b + 1]):
-                stamp[words[j]] = len(left) + k
-            for i in range(start[a], start[a + 1]):
-                mark[words[i]] = len(left) + k
-            for i in range(start[a], start[a + 1]):
-                wa = words[i]
-                if stamp[wa] == len(left) + k:
-                    continue
-                for j in range(start[b], start[b + 1]):
-                    wb = words[j]
-                    if mark[wb] != len(left) + k:
-                        codes[n] = min(wa, wb) * vocabulary + max(wa, wb)
-                        n += 1
-    return total, codes
+    return total
+
+
+# Jaro-Winkler as rapidfuzz computes it (its prefix weight and 4-letter prefix).
+_PREFIX_WEIGHT = 0.1
+_MAX_PREFIX = 4
 
 
 @njit(cache=True, nogil=True)
-def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, row_of, left, right,
-                 similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
+def _jaro_winkler(chars, p0, p1, t0, t1, flag_p, flag_t, cutoff):  # pragma: no cover - compiled; twin tested
+    """The Jaro-Winkler similarity of the code points ``chars[p0:p1]`` and
+    ``chars[t0:t1]`` as rapidfuzz's ``JaroWinkler.similarity`` gives it,
+    rounded to float32 as its ``cdist`` gives it, or 0 below ``cutoff``.
+    ``flag_p`` and ``flag_t`` are scratch, as long as the longest word."""
+    p_len, t_len = p1 - p0, t1 - t0
+    if p_len == 0 and t_len == 0:
+        return 1.0
+    if p_len == 0 or t_len == 0:
+        return 0.0
+    shorter = min(p_len, t_len)
+    prefix = 0
+    while prefix < min(shorter, _MAX_PREFIX) and chars[p0 + prefix] == chars[t0 + prefix]:
+        prefix += 1
+    # The most the lengths allow (no transposition, every letter of the
+    # shorter word common), then the prefix's boost: below the cutoff, done.
+    most = (shorter / p_len + shorter / t_len + 1.0) / 3.0
+    if most > 0.7:
+        most += prefix * _PREFIX_WEIGHT * (1.0 - most)
+    if most < cutoff - 1e-9:
+        return 0.0
+    if p_len == 1 and t_len == 1:
+        sim = 1.0 if chars[p0] == chars[t0] else 0.0
+    else:
+        bound = max(p_len, t_len) // 2 - 1
+        for j in range(p_len):
+            flag_p[j] = False
+        for i in range(t_len):
+            flag_t[i] = False
+        common = 0
+        for i in range(t_len):
+            lo = max(0, i - bound)
+            hi = min(p_len, i + bound + 1)
+            c = chars[t0 + i]
+            for j in range(lo, hi):
+                if not flag_p[j] and chars[p0 + j] == c:
+                    flag_p[j] = True
+                    flag_t[i] = True
+                    common += 1
+                    break
+        if common == 0:
+            return 0.0
+        transpositions = 0
+        j = 0
+        for i in range(t_len):
+            if flag_t[i]:
+                while not flag_p[j]:
+                    j += 1
+                if chars[t0 + i] != chars[p0 + j]:
+                    transpositions += 1
+                j += 1
+        transpositions //= 2
+        sim = 0.0
+        sim += common / p_len
+        sim += common / t_len
+        sim += (common - transpositions) / common
+        sim = sim / 3.0
+    if sim > 0.7:
+        sim += prefix * _PREFIX_WEIGHT * (1.0 - sim)
+    if sim < cutoff:
+        return 0.0
+    return float(np.float32(sim))
+
+
+@njit(cache=True, nogil=True)
+def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, chars, spelling, cutoff,
+                 row_of, left, right, similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
     vocabulary = len(digits)
     # Tables the size of the vocabulary, in int32 to halve the cache they take
     # (pairs of a call and words of a record are far fewer than 2^31).
@@ -244,6 +296,12 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
     order = np.empty(longest, np.int64)
     hit = np.empty(longest, np.int64)  # one missing word's close words among the other's, in its order
     hit_score = np.empty(longest, np.float64)
+    spelled = len(spelling) > 0
+    longest_word = 0
+    for w in range(len(spelling) - 1):
+        longest_word = max(longest_word, spelling[w + 1] - spelling[w])
+    flag_p = np.zeros(longest_word, np.bool_)
+    flag_t = np.zeros(longest_word, np.bool_)
     for k in range(len(left)):
         a, b = row_of[left[k]], row_of[right[k]]
         a0, a1, b0, b1 = start[a], start[a + 1], start[b], start[b + 1]
@@ -300,13 +358,22 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
                 if stamp[w] == k:
                     continue
                 lo, hi = close_start[w], close_start[w + 1]
-                if lo == hi:
+                if lo == hi and not spelled:
                     continue
                 # The other record's missing words close to w, in that record's
                 # order (the order the dict version meets them): through w's
                 # close words when they are fewer, else a search for each.
                 hits = 0
-                if hi - lo <= missing_b:
+                if spelled:
+                    for n in range(missing_b):
+                        o = words[only_b[n]]
+                        sim = _jaro_winkler(chars, spelling[w], spelling[w + 1], spelling[o], spelling[o + 1],
+                                            flag_p, flag_t, cutoff)
+                        if sim > 0.0:
+                            hit[hits] = n
+                            hit_score[hits] = sim
+                            hits += 1
+                elif hi - lo <= missing_b:
                     for x in range(lo, hi):
                         o = close_other[x]
                         if stamp[o] == k and mark[o] != k:
@@ -380,9 +447,12 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
         raise ValueError("score at most 2^31 - 2 pairs a call: its tables number them in int32")
     similarities = np.zeros(len(left), np.float64)
     levels = np.zeros(len(left), np.int8)
+    chars = np.zeros(0, np.int32) if close.chars is None else close.chars
+    spelling = np.zeros(0, np.int64) if close.spelling is None else close.spelling
     _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
-                                    close.score, _rows_of(rows, row_of), np.ascontiguousarray(left, np.int64),
-                                    np.ascontiguousarray(right, np.int64), similarities, levels)
+                                    close.score, chars, spelling, CLOSE - ROUNDING, _rows_of(rows, row_of),
+                                    np.ascontiguousarray(left, np.int64), np.ascontiguousarray(right, np.int64),
+                                    similarities, levels)
     return similarities, levels
 
 

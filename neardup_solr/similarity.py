@@ -148,16 +148,6 @@ def close_pairs(vocabulary: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.n
             np.concatenate(scores))
 
 
-def close_scores(first: Sequence[str], second: Sequence[str]) -> np.ndarray:
-    """The Jaro-Winkler similarity of ``first[i]`` and ``second[i]`` for each
-    i where it is at least ``CLOSE``, else 0 (float32, the values
-    :func:`close_pairs` gives the same words)."""
-    if not first:
-        return np.zeros(0, np.float32)
-    return process.cpdist(first, second, scorer=JaroWinkler.similarity, score_cutoff=CLOSE - ROUNDING,
-                          dtype=np.float32, workers=-1 if len(first) > CLOSE_ROWS else 1)
-
-
 def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
     """Soft cosine: shared words count fully; each word of one record missing
     from the other counts through the other's closest missing word, if close

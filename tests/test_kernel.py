@@ -4,8 +4,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.kernel import CloseTable, Rows, Vocabulary, score_pairs
-from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity
+from rapidfuzz.distance import JaroWinkler
+
+from neardup_solr.kernel import CloseTable, Rows, Vocabulary, _jaro_winkler, score_pairs
+from neardup_solr.similarity import CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
 
 # Words with close spellings (typos), numbers, and words that share nothing.
 WORDS = ["deli", "dell", "delly", "arts", "art", "artz", "ventura", "ventra", "blvd", "studio", "studo", "city",
@@ -62,3 +64,28 @@ def test_typos_count_through_close_words_and_numbers_are_told_apart():
     assert abs(similarities[3] - 1.0) < 1e-12
     assert levels.tolist() == [4, 1, 0, 4]
     assert similarities.tolist() == expected_similarity
+
+
+def jaro_winkler(first: str, second: str, compiled: bool = True) -> float:
+    table = CloseTable.spelled([first, second])
+    flags = np.zeros(max(len(first), len(second)), bool)
+    fn = _jaro_winkler if compiled else _jaro_winkler.py_func
+    return fn(table.chars, 0, len(first), len(first), len(first) + len(second), flags, flags.copy(), CLOSE - ROUNDING)
+
+
+words = st.text(alphabet=st.sampled_from("abcdeéz1"), max_size=12) | st.text(max_size=8)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(words, words)
+def test_jaro_winkler_is_rapidfuzzs_to_the_float32_it_gives(first, second):
+    expected = float(np.float32(JaroWinkler.similarity(first, second, score_cutoff=CLOSE - ROUNDING)))
+    assert jaro_winkler(first, second) == expected
+    assert jaro_winkler(first, second, compiled=False) == expected
+
+
+def test_jaro_winkler_at_the_close_words_edge():
+    # "a" / "aa" is 0.85 exactly in theory, and close; "ab" / "ba" shares nothing in its window.
+    assert jaro_winkler("a", "aa") == float(np.float32(JaroWinkler.similarity("a", "aa"))) > 0
+    assert jaro_winkler("ab", "ba") == 0.0
+    assert jaro_winkler("martha", "marhta") == float(np.float32(JaroWinkler.similarity("martha", "marhta")))
