@@ -36,6 +36,9 @@ def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp
     assert ours["true"] <= len(truth) and peer["true"] <= len(truth)
     assert ours["recall"] >= 0.9 and ours["precision"] >= 0.9
     assert peer["recall"] >= 0.9
+    # The report's own estimate of its recall stands beside the measured one in the targets.
+    assert 0.8 <= ours["estimated_recall"] <= 1.0
+    assert f"estimated {ours['estimated_recall']:.3f}, measured {ours['recall']:.3f}" in text
     assert results["solr_minhash"] is None and "Solr's MinHash was not run: it was left out" in text
     assert core.count() == 10000
     # The defaults ran: the banding neardup index chose is the one both peers were given.
