@@ -17,17 +17,26 @@ over HTTP, as a FastAPI app served by uvicorn.
     POST   /labels/form, /sign-in    the review page's forms
 
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
-traceback: 400 bad JSON, a bad record (the reason the command line gives)
-or a bad label, 401 a write without the token, 404 no such record, 409 the
-index was never built, 413 a body too large, 415 records or a label not sent as JSON,
-502 Solr answered with an error, 503 Solr unreachable.
+traceback: 400 bad JSON, a bad record (the reason the command line gives,
+by its own rules: the id rule, control characters, lone surrogates, a text
+over 1 MiB), a bad label or a Host it does not answer to, 401 a write
+without the token, 404 no such record, 409 the index was never built, 413 a
+body over its cap (refused as soon as that is known, the rest unread), 415
+records or a label not sent as JSON, 502 Solr answered with an error, 503
+Solr unreachable (``/health``: Solr did not answer within a second).
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
-``Authorization: Bearer <token>``. Reads (the duplicates, the page,
-/health) run side by side; a write (POST, DELETE, a label) waits for them
-and runs alone, so a read never sees half of one. Nothing here prints:
-uvicorn logs.
+``Authorization: Bearer <token>``. It answers only to the host names and
+addresses it was bound to (every loopback name for a loopback address)
+and those it is given, so a page elsewhere whose name was made to point
+here (DNS rebinding) is refused. Nothing is locked: every request runs in a
+worker thread of its own, reads and writes side by side, and Solr orders
+the writes; a read sees what Solr's latest commit holds (some of a
+write's records may show before it is answered, when another write's commit
+comes first). ``/health`` has threads of its own and
+waits a second at most. :func:`serve_workers` runs several processes, each
+with the app a factory makes. Nothing here prints: uvicorn logs.
 
 Labels (:mod:`neardup_solr.labels`) are kept in a labels file, each one
 synced to the disk before it is answered. The review page (:mod:`review`)
@@ -437,8 +446,9 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     Host is a 400; ``max_body`` is the most bytes a POST /records body may hold.
 
     Nothing is locked: reads and writes run side by side, each in a worker
-    thread, and Solr orders the writes (a write's records show together at
-    its commit, as they would to any other process). Reads share one
+    thread, and Solr orders the writes; a read sees Solr's latest commit, as
+    any other process would (a lock here would hold nothing across workers,
+    and held 8 writers' stream of writes against every read). Reads share one
     :class:`NearDuplicates`, whose searches keep the settings, the model and
     recent word frequencies; a write uses one of its own and then becomes
     the one reads share, so they see the frequencies it changed."""
