@@ -462,7 +462,8 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     health_threads = anyio.CapacityLimiter(HEALTH_THREADS)
     bearer = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
 
-    def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+    # Async, as the error handlers: checked at once, not after a wait for a worker thread.
+    async def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if token is None:
             return
         if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
@@ -477,16 +478,18 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
                                hint="build it first: `neardup index FILE` on this Solr URL")
         built.set()
 
+    # Handlers are async: a plain one would run in a worker thread, and wait
+    # for one when every thread waits on Solr (a 503 or 413 held for minutes).
     @app.exception_handler(ServiceError)
-    def service_error(request: Request, err: ServiceError) -> JSONResponse:
+    async def service_error(request: Request, err: ServiceError) -> JSONResponse:
         return _failure(err.status, err.message, err.hint)
 
     @app.exception_handler(NeardupError)
-    def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
+    async def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
         return _failure(_status(err), err.message, err.hint)
 
     @app.exception_handler(RequestValidationError)
-    def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
         first = err.errors()[0] if err.errors() else {}
         where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
         return _failure(400, f"{where or 'request'}: {first.get('msg', 'invalid')}".lower(), hint="see /docs")

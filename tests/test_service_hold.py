@@ -6,6 +6,8 @@ asserted is what answered while something else was still under way."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import threading
 import time
@@ -70,14 +72,15 @@ def test_a_20_mb_body_is_refused_with_413_unread_while_health_answers(built, ser
             except (BrokenPipeError, ConnectionResetError):
                 break  # it stopped reading: its answer is waiting
             sent += len(chunk)
+            # It answers (503 would say Solr was slower than /health waits, on a busy machine: still an answer).
             health = requests.get(f"{service.url}/health", timeout=PATIENCE)
-            healths.append(health.status_code)
+            healths.append(health.status_code if "records" in health.json() or "error" in health.json() else None)
             time.sleep(0.05)  # the service's turn to read what was sent
         answer = _answer_of(sock)
     assert answer.startswith("HTTP/1.1 413"), answer[:300]
     assert sent < len(body)  # refused before the rest was sent
-    assert healths and set(healths) == {200}
-    assert json.loads(requests.get(f"{service.url}/health", timeout=PATIENCE).text)["records"] == len(RECORDS)
+    assert healths and set(healths) <= {200, 503}
+    assert built.texts(["big"]) == {} and built.count() == len(RECORDS)
 
 
 def test_texts_the_command_line_skips_get_400_with_its_reasons(built, serve, new_core, tmp_path):
@@ -223,3 +226,30 @@ def test_several_workers_share_the_token_and_the_labels_file(built, serve, tmp_p
         listed = requests.get(f"{service.url}/labels", timeout=PATIENCE).json()
         assert len(listed) == len(pairs)
     assert service.get("/health", headers={"Host": "evil.example"}).status_code == 400
+
+
+def test_health_answers_while_solr_hangs_and_every_worker_thread_waits_on_it(built, serve, solr_node):
+    service = serve("--solr-url", built.url)
+    assert service.get("/health").status_code == 200
+    answers: list[int] = []
+
+    def read() -> None:
+        answer = requests.get(f"{service.url}/records/1/duplicates", timeout=PATIENCE * 3)
+        answers.append(answer.status_code)
+
+    # More reads than the service has worker threads (40), all waiting on a Solr that does not answer.
+    readers = [threading.Thread(target=read) for _ in range(48)]
+    os.kill(solr_node.pid, signal.SIGSTOP)
+    try:
+        for reader in readers:
+            reader.start()
+        time.sleep(0.5)
+        health = requests.get(f"{service.url}/health", timeout=PATIENCE)
+        waiting = sum(reader.is_alive() for reader in readers)
+    finally:
+        os.kill(solr_node.pid, signal.SIGCONT)
+    assert "did not answer" in one_line_error(health, 503)["error"]
+    assert waiting == len(readers) and not answers  # /health answered while every read still waited
+    for reader in readers:
+        reader.join()
+    assert answers == [200] * len(readers)
