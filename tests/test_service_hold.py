@@ -253,3 +253,10 @@ def test_health_answers_while_solr_hangs_and_every_worker_thread_waits_on_it(bui
     for reader in readers:
         reader.join()
     assert answers == [200] * len(readers)
+
+
+def test_the_command_lines_default_cap_is_the_services():
+    from neardup_solr import service
+    from neardup_solr.cli import serve
+
+    assert serve.DEFAULT_MAX_BODY_MIB * 2**20 == service.MAX_BODY
