@@ -30,8 +30,8 @@ without a token; with a token, writes (POST, DELETE) need
 ``Authorization: Bearer <token>``. It answers only to the host names and
 addresses it was bound to (every loopback name for a loopback address)
 and those it is given, so a page elsewhere whose name was made to point
-here (DNS rebinding) is refused. Nothing is locked: every request runs in a
-worker thread of its own, reads and writes side by side, and Solr orders
+here (DNS rebinding) is refused. Nothing is locked: every request that asks
+Solr runs in a worker thread of its own, reads and writes side by side, and Solr orders
 the writes; a read sees what Solr's latest commit holds (some of a
 write's records may show before it is answered, when another write's commit
 comes first). ``/health`` has threads of its own and
