@@ -9,7 +9,8 @@ records of the file. Two modes:
   client (``OnlineSearch.find``, two Solr requests and the verification);
 - ``--mode http``: the duplicate-check service over real HTTP. The run
   starts ``neardup serve`` against the core (on ``--port``, default a free
-  one) and stops it afterwards, or uses a running one (``--service-url``);
+  one; ``--workers`` service processes, default 1) and stops it afterwards,
+  or uses a running one (``--service-url``);
   each client, with a keep-alive HTTP session of its own, sends ``GET
   /records/{id}/duplicates``.
 
@@ -19,6 +20,11 @@ leaving the record out). Processes, not threads, so the clients' own Python
 work does not queue on one interpreter lock and the latencies are those a
 client sees. Every failure counts as an error (an exception, an answer other
 than 200, an answer for another query); the run exits 1 if there was any.
+The clock starts once every client is ready (its first answer came) and has
+warmed up, so a slow start on a busy machine shortens no client's window;
+a client that the machine starves still sends ``MIN_REQUESTS`` timed
+requests, past the window if need be, and the rate is over the time the
+clock actually ran.
 Given the records' known pairs (``--truth``, by default ``true_pairs.tsv``
 beside the records), it also counts the answers that hold every known
 duplicate of their record. It adds a section to ``bench/RESULTS.md``
@@ -36,6 +42,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,7 +61,7 @@ from neardup_solr.records import RecordReader
 from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
 
-from .cpu import cpu_seconds
+from .cpu import PROC, cpu_seconds
 from .results import add_section, free_port, machine
 
 HERE = Path(__file__).resolve().parent
@@ -70,6 +77,9 @@ TIMEOUT = 30
 # framework and asks Solr, on a machine the run may be sharing.
 SERVICE_START = 120
 FIRST_ERRORS = 5  # error messages each client keeps; all are counted
+# Timed requests each client sends however slow the machine: every client's
+# latencies are a sample of its own, not one lucky request.
+MIN_REQUESTS = 2
 
 
 class Failed(Exception):
@@ -85,7 +95,7 @@ class Plan:
     records: list[tuple[str, str]]
     known: dict[str, frozenset[str]]  # a record's id -> the ids of its known duplicates
     text_share: float
-    start: float  # time.time() when the clock starts; until then requests are untimed
+    warm_up: float  # seconds of untimed requests once every client is ready
     seconds: float
 
 
@@ -122,19 +132,29 @@ def over_http(service_url: str) -> Ask:
 ASKERS: dict[str, Callable[[str], Ask]] = {"in-process": in_process, "http": over_http}
 
 
-def client(plan: Plan, seed: int) -> dict:
+def client(plan: Plan, seed: int, ready) -> dict:
     """One client's latencies (ms) by kind, its errors, and how many of its
-    answers for records with known duplicates held all of them."""
+    answers for records with known duplicates held all of them. ``ready``
+    is the barrier every client and the driver meet at once each client
+    has had one answer; the warm-up, then the clock, start there."""
     pick = random.Random(seed)
     took: dict[str, list[float]] = {kind: [] for kind in KINDS}
     done = {"took": took, "errors": 0, "first_errors": [], "checked": 0, "complete": 0}
     try:
         ask = ASKERS[plan.mode](plan.target)
+        ask("record", *plan.records[0])  # connections made and the first answer come before the clock
     except Exception as error:  # a client that cannot even start is an error too
+        ready.abort()
         return done | {"errors": 1, "first_errors": [f"{type(error).__name__}: {error}"[:200]]}
-    end = plan.start + plan.seconds
-    while (now := time.time()) < end:
-        timed = now >= plan.start
+    try:
+        ready.wait(SERVICE_START)
+    except threading.BrokenBarrierError:
+        return done | {"errors": 1, "first_errors": ["another client could not start"]}
+    start = time.time() + plan.warm_up
+    end = start + plan.seconds
+    timed_requests = 0
+    while (now := time.time()) < end or (timed_requests < MIN_REQUESTS and not done["errors"]):
+        timed = now >= start
         kind = "text" if pick.random() < plan.text_share else "record"
         record_id, text = pick.choice(plan.records)
         started = time.perf_counter()
@@ -147,6 +167,7 @@ def client(plan: Plan, seed: int) -> dict:
                     done["first_errors"].append(f"{type(error).__name__}: {error}"[:200])
             continue
         if timed:
+            timed_requests += 1
             took[kind].append((time.perf_counter() - started) * 1000)
             if wanted := plan.known.get(record_id):
                 done["checked"] += 1
@@ -173,18 +194,26 @@ def spread(took: list[float]) -> dict[str, float]:
 
 
 def drive(plan: Plan, clients: int, seed: int, service_pid: int | None) -> dict:
-    """Run the clients; their figures together, and the service's CPU share of one core while they ran."""
-    with multiprocessing.get_context("spawn").Pool(clients) as pool:
-        waiting = pool.starmap_async(client, [(plan, seed + i) for i in range(clients)])
-        time.sleep(max(0.0, plan.start - time.time()))
-        cpu_start, started = None if service_pid is None else cpu_seconds(service_pid), time.time()
+    """Run the clients; their figures together, and the service's CPU share
+    of one core (its worker processes' included) while the clock ran."""
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(clients) as pool:
+        ready = manager.Barrier(clients + 1)
+        waiting = pool.starmap_async(client, [(plan, seed + i, ready) for i in range(clients)])
+        try:
+            ready.wait(SERVICE_START)
+            time.sleep(plan.warm_up)
+        except threading.BrokenBarrierError:
+            pass  # a client could not start: its error is in the results
+        cpu_start, started = None if service_pid is None else service_cpu(service_pid), time.time()
         results = waiting.get()
-        cpu_end, ended = None if service_pid is None else cpu_seconds(service_pid), time.time()
+        cpu_end, ended = None if service_pid is None else service_cpu(service_pid), time.time()
     took = {kind: [t for r in results for t in r["took"][kind]] for kind in KINDS}
     requests_done = sum(map(len, took.values()))
     figures = {
         "requests": requests_done, "requests_per_client": [sum(map(len, r["took"].values())) for r in results],
-        "requests_per_second": requests_done / plan.seconds, "errors": sum(r["errors"] for r in results),
+        "requests_per_second": requests_done / max(ended - started, plan.seconds),
+        "errors": sum(r["errors"] for r in results),
         "first_errors": [e for r in results for e in r["first_errors"]][:FIRST_ERRORS],
         "latency_ms": {"all": spread([t for kind in KINDS for t in took[kind]]),
                        **{kind: spread(took[kind]) for kind in KINDS if took[kind]}},
@@ -196,14 +225,24 @@ def drive(plan: Plan, clients: int, seed: int, service_pid: int | None) -> dict:
     return figures
 
 
+def service_cpu(pid: int) -> float | None:
+    """The CPU seconds of the service ``pid`` and of its worker processes so far."""
+    own = cpu_seconds(pid)
+    try:
+        children = (PROC / str(pid) / "task" / str(pid) / "children").read_text().split()
+    except OSError:
+        children = []
+    return None if own is None else own + sum(cpu_seconds(int(child)) or 0.0 for child in children)
+
+
 @contextmanager
-def service(solr_url: str, port: int | None) -> Iterator[tuple[str, int]]:
+def service(solr_url: str, port: int | None, workers: int = 1) -> Iterator[tuple[str, int]]:
     """``neardup serve`` against ``solr_url`` in a child process: its URL and
     pid once ``/health`` answers 200; stopped afterwards."""
     url = f"http://127.0.0.1:{port or free_port()}"
     with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: a pipe nobody reads can fill and stall it
         process = subprocess.Popen([sys.executable, "-m", "neardup_solr", "serve", "--port", url.rsplit(":", 1)[1],
-                                    "--solr-url", solr_url, "--log-level", "warning"],
+                                    "--solr-url", solr_url, "--log-level", "warning", "--workers", str(workers)],
                                    stdout=subprocess.DEVNULL, stderr=log)
         try:
             wait_for(url, process, log)
@@ -218,16 +257,21 @@ def service(solr_url: str, port: int | None) -> Iterator[tuple[str, int]]:
 
 
 def wait_for(url: str, process: subprocess.Popen, log) -> None:
-    """Until the service at ``url`` answers /health with 200; ends the run if it cannot."""
+    """Until the service at ``url`` answers /health with 200 (a Solr slow to
+    answer, on a busy machine, is asked again); ends the run if it cannot."""
     deadline = time.monotonic() + SERVICE_START
+    last = ""
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            healthy(url)
-            return
+            health = requests.get(f"{url}/health", timeout=TIMEOUT)
+            if health.status_code == 200:
+                return
+            last = health.text
         except requests.ConnectionError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     log.seek(0)
-    raise SystemExit(f"the service did not start listening on {url}: {log.read().strip()[-500:]}")
+    raise SystemExit(f"the service did not become healthy on {url}: {last or log.read().strip()[-500:]}")
 
 
 def healthy(url: str) -> dict:
@@ -248,7 +292,7 @@ def target(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
         url = args.service_url.rstrip("/")
         yield url, args.solr_url or healthy(url)["url"], None
     else:
-        with service(args.solr_url, args.port) as (url, pid):
+        with service(args.solr_url, args.port, args.workers) as (url, pid):
             yield url, args.solr_url, pid
 
 
@@ -258,12 +302,13 @@ def run(args: argparse.Namespace, command: str) -> dict:
     known = known_duplicates(truth if truth.is_file() else None, {record_id for record_id, _ in records})
     with target(args) as (asked, solr_url, service_pid):
         about = {"command": command, "mode": args.mode, "clients": args.clients, "seconds": args.seconds,
+                 "workers": args.workers if args.mode == "http" and not args.service_url else None,
                  "warm_up": args.warm_up, "text_share": args.text_share, "sampled": len(records),
                  "started_service": service_pid is not None, "truth": truth.name if known else None,
                  "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "revision": revision(),
                  **index_facts(Solr(solr_url, timeout=TIMEOUT)), "load_before": os.getloadavg()}
         # Time for every client to start and warm up (connections, Solr's caches) before the clock runs.
-        plan = Plan(args.mode, asked, records, known, args.text_share, time.time() + args.warm_up, args.seconds)
+        plan = Plan(args.mode, asked, records, known, args.text_share, args.warm_up, args.seconds)
         figures = drive(plan, args.clients, args.seed, service_pid)
         return about | figures | {"load_after": os.getloadavg()}
 
@@ -345,7 +390,9 @@ def what_ran(result: dict) -> str:
              "model kept with the index)")
     if result["mode"] == "http":
         cpu = result["service_cpu"]
-        server = ("`neardup serve`, one process, started by the run" + ("" if cpu is None else
+        workers = result.get("workers") or 1
+        processes = "one process" if workers == 1 else f"`--workers {workers}`"
+        server = (f"`neardup serve`, {processes}, started by the run" + ("" if cpu is None else
                   f" (its CPU time while the clock ran: {cpu:.0%} of one core)") if result["started_service"]
                   else "a running `neardup serve`")
         asked = f"over a keep-alive HTTP session of its own to {server} serving {index}: `{labels['record']}`"
@@ -371,7 +418,7 @@ def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str
     if args.service_url:
         shown += ["--service-url", "URL"]
     shown += ["--records", shown_path(args.records)]
-    for name in ("clients", "seconds", "warm_up", "text_share", "sample", "seed"):
+    for name in ("workers", "clients", "seconds", "warm_up", "text_share", "sample", "seed"):
         value = getattr(args, name)
         if value != parser.get_default(name):
             shown += [f"--{name.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
@@ -396,6 +443,8 @@ def options() -> argparse.ArgumentParser:
                         "service serves)")
     parser.add_argument("--service-url", help="with --mode http: a running service to ask, instead of starting one")
     parser.add_argument("--port", type=int, help="with --mode http: the started service's port (default: a free one)")
+    parser.add_argument("--workers", type=int, default=1, help="with --mode http: the started service's processes "
+                        "(`neardup serve --workers`, default 1)")
     parser.add_argument("--records", type=Path, help="the indexed records, asked for at random")
     parser.add_argument("--truth", type=Path, help="their known pairs [true_pairs.tsv beside the records, if there]")
     parser.add_argument("--clients", type=int, default=8)

@@ -9,7 +9,8 @@ synced to the disk before it counts (the folder too when the file is new),
 so a label once confirmed survives a crash. A crash during that write can
 leave at most a torn last line without its line break; reading reports it
 as a bad line, and the next label starts on a line of its own instead of
-joining it.
+joining it. Appending holds a lock on the file (``flock``), so processes
+appending at once never join or tear each other's lines.
 
 Reading keeps every valid line whatever its neighbours hold. A bad line
 (not three fields, an id the id rule rejects, one id twice, a label other
@@ -25,6 +26,7 @@ format :func:`neardup_solr.evaluate.read_gold` reads.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -122,6 +124,8 @@ def append_label(path: Path | str, a: str, b: str, label: str) -> tuple[str, str
         new = not path.exists()
         # "a+b" appends every write at the end and lets the last byte be read.
         with open(path, "a+b") as handle:
+            # Another process appending waits: its last byte and ours are read and written in turn.
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             if handle.seek(0, os.SEEK_END) > 0:
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":
@@ -147,14 +151,26 @@ def _sync_folder(folder: Path) -> None:
 
 
 class LabelStore:
-    """The labels of one file, held in memory for a service: read once when
-    made (a missing file holds none yet), each new label appended to the file
-    (:func:`append_label`) before it counts. Safe to use from many threads."""
+    """The labels of one file, held in memory for a service: read when made
+    (a missing file holds none yet), each new label appended to the file
+    (:func:`append_label`) before it counts, and the file read again when
+    it changed since (another process appended to it: a service's other
+    workers). Safe to use from many threads and processes; bad lines are
+    told to ``on_bad`` at the first reading only."""
 
     def __init__(self, path: Path | str, on_bad: Callable[[BadLine], None] | None = None):
         self.path = Path(path)
-        self._labels = read_labels(self.path, on_bad) if self.path.exists() else {}
         self._lock = threading.Lock()
+        self._seen = self._stamp()
+        self._labels = read_labels(self.path, on_bad) if self._seen else {}
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        """What tells the file changed: its inode, size and modification time (``None``: no file)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
     def add(self, a: str, b: str, label: str) -> tuple[str, str, str]:
         """Label the pair ``a``, ``b``; returns ``(id_a, id_b, label)``, smaller id first.
@@ -170,6 +186,12 @@ class LabelStore:
         return written
 
     def labels(self) -> Labels:
-        """A copy of the labels, pair -> same."""
+        """A copy of the labels, pair -> same. Costs a ``stat`` of the file,
+        and a reading of it when it changed."""
         with self._lock:
+            stamp = self._stamp()
+            if stamp != self._seen:
+                # Lines are only ever appended, so the labels read now hold every one this store added.
+                self._labels = read_labels(self.path, on_bad=lambda _: None) if stamp else {}
+                self._seen = stamp
             return dict(self._labels)

@@ -17,17 +17,26 @@ over HTTP, as a FastAPI app served by uvicorn.
     POST   /labels/form, /sign-in    the review page's forms
 
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
-traceback: 400 bad JSON, a bad record (the reason the command line gives)
-or a bad label, 401 a write without the token, 404 no such record, 409 the
-index was never built, 413 a body too large, 415 records or a label not sent as JSON,
-502 Solr answered with an error, 503 Solr unreachable.
+traceback: 400 bad JSON, a bad record (the reason the command line gives,
+by its own rules: the id rule, control characters, lone surrogates, a text
+over 1 MiB), a bad label or a Host it does not answer to, 401 a write
+without the token, 404 no such record, 409 the index was never built, 413 a
+body over its cap (refused as soon as that is known, the rest unread), 415
+records or a label not sent as JSON, 502 Solr answered with an error, 503
+Solr unreachable (``/health``: Solr did not answer within a second).
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
-``Authorization: Bearer <token>``. Reads (the duplicates, the page,
-/health) run side by side; a write (POST, DELETE, a label) waits for them
-and runs alone, so a read never sees half of one. Nothing here prints:
-uvicorn logs.
+``Authorization: Bearer <token>``. It answers only to the host names and
+addresses it was bound to (every loopback name for a loopback address)
+and those it is given, so a page elsewhere whose name was made to point
+here (DNS rebinding) is refused. Nothing is locked: every request that asks
+Solr runs in a worker thread of its own, reads and writes side by side, and Solr orders
+the writes; a read sees what Solr's latest commit holds (some of a
+write's records may show before it is answered, when another write's commit
+comes first). ``/health`` has threads of its own and
+waits a second at most. :func:`serve_workers` runs several processes, each
+with the app a factory makes. Nothing here prints: uvicorn logs.
 
 Labels (:mod:`neardup_solr.labels`) are kept in a labels file, each one
 synced to the disk before it is answered. The review page (:mod:`review`)
@@ -46,13 +55,15 @@ import hashlib
 import hmac
 import json
 import re
+import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
@@ -64,17 +75,32 @@ from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
 from .labels import LabelStore, gold_text, label_problem, label_rows
-from .records import Record
+from .records import MAX_LINE_BYTES, Record, _field_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
 from .text import is_blank
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Addresses that bind every interface: the service may be reached by any of the machine's names.
+ANY_ADDRESS = ("0.0.0.0", "::", "")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_LIMIT = 10
-# A record is at most 1 MiB of text; a request holds many, but not without end.
-MAX_BODY = 32 * 1024 * 1024
+# The most a POST /records body may hold unless told otherwise: a record is at most
+# 1 MiB of text (MAX_LINE_BYTES, as a line of a records file), which JSON's
+# escapes can make 3 MiB (an emoji, 4 bytes, sent as two \uXXXX, 12); a
+# batch of ordinary records (about 100 bytes each) fits 40,000. Reading stops
+# at the cap: a larger body is refused (413) without being held. A 20 MB text
+# took 5 minutes and 874 MB in the service before there was a cap this low.
+MAX_BODY = 4 * 1024 * 1024
+# Seconds /health waits for its four Solr requests (a few milliseconds each)
+# before it answers 503: it says whether Solr answers now, so it never waits
+# behind a Solr that is slow or gone (with retries, a refused connection takes 3.5 s).
+HEALTH_WAIT = 1.0
+# Threads /health's Solr requests may use, apart from the other requests'
+# (which may all be waiting on Solr): requests it stopped waiting for hold
+# theirs until Solr answers or times out, and /health then answers 503 at once.
+HEALTH_THREADS = 4
 # A property `index` keeps with the index, and only it: whether the index was ever built.
 BUILT_PROPERTY = "neardup.bands"
 # A label is small; its body has no reason to be larger than this.
@@ -88,9 +114,6 @@ PAGE_KEY_PURPOSE = b"neardup review page forms"
 # Where a label's redirect may return on the page: an element id the page gives a row.
 ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:~-]{1,300}")
 LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
-
-T = TypeVar("T")
-
 
 class ServiceError(Exception):
     """An answer other than 200, with the one line and hint it carries."""
@@ -223,7 +246,11 @@ def _failure(status: int, message: str, hint: str | None = None) -> JSONResponse
 
 def _records_of(body: bytes) -> list[Record]:
     """The records of a request body: a JSON object or a list of them, each
-    checked as the API checks records (the reasons are the API's).
+    checked by the rules a records file's are, with the command line's
+    reasons: the text as a JSON Lines field's (no NUL or other control
+    characters, no lone surrogates: ``records._field_problem``), at most
+    ``MAX_LINE_BYTES`` of it, then the id rule and some letters or digits
+    (:func:`~neardup_solr.api.as_record`). Costs a JSON parse of the body.
 
     Raises:
         InputError: the body is not JSON, holds no record, or a record is bad.
@@ -243,10 +270,28 @@ def _records_of(body: bytes) -> list[Record]:
         if not isinstance(item, dict):
             raise InputError(f"record {number}: a record is a JSON object with id and text, not {item!r:.60}")
         try:
-            records.append(as_record(item))
+            records.append(as_record(_checked_text(item)))
         except InputError as err:
             raise InputError(f"record {number}: {err.message}", hint=err.hint) from None
     return records
+
+
+def _checked_text(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` when its text (if it is a string) keeps the rules a records
+    file's text field does, which :func:`as_record` does not check.
+
+    Raises:
+        InputError: a control character, a lone surrogate, or more than ``MAX_LINE_BYTES``.
+    """
+    text = item.get("text")
+    if not isinstance(text, str):
+        return item
+    if problem := _field_problem("field", "text", text):
+        raise InputError(problem, hint="send text without control characters, in UTF-8")
+    if len(text) > MAX_LINE_BYTES // 4 and len(text.encode("utf-8")) > MAX_LINE_BYTES:
+        raise InputError(f"text longer than {MAX_LINE_BYTES} bytes",
+                         hint=f"a record's text is at most {MAX_LINE_BYTES} bytes, as a line of a records file")
+    return item
 
 
 def _label_of(body: bytes) -> tuple[str, str, str]:
@@ -290,16 +335,71 @@ def _same_secret(given: str, secret: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), secret.encode())
 
 
-def _from_this_page(request: Request) -> bool:
+def _from_this_page(request: Request, hosts: frozenset[str]) -> bool:
     """Whether a form post comes from this service's own page. Browsers
     send Sec-Fetch-Site and Origin with every form post, so a post another
     site's page makes is told apart; a client that is no browser sends
-    neither (and could write anything there: it needs no forgery)."""
+    neither (and could write anything there: it needs no forgery). The
+    origin must name one of ``hosts`` (the names the service answers to)
+    and the port it listens on: a page whose name was made to point here
+    (DNS rebinding) names its own."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site != "same-origin":
         return False
     origin = request.headers.get("origin")
-    return origin is None or urlsplit(origin).netloc == request.headers.get("host")
+    if origin is None:
+        return True
+    try:
+        parts = urlsplit(origin)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return False
+    listening = request.scope.get("server")
+    return (parts.scheme in ("http", "https") and _host_name(parts.netloc) in hosts
+            and (not listening or port == listening[1]))
+
+
+def _host_name(host: str) -> str:
+    """The name or address of a Host header or an origin's ``host:port``,
+    lower case, without brackets, port or a final dot ("" when there is none)."""
+    try:
+        name = urlsplit("//" + host).hostname or ""
+    except ValueError:
+        return ""
+    return name.rstrip(".")
+
+
+def served_hosts(host: str, also: Iterable[str] = ()) -> frozenset[str]:
+    """The host names and addresses a service bound to ``host`` answers to:
+    ``host`` itself, every loopback name when it is loopback, also this
+    machine's name when it binds every interface, and ``also``. A request
+    naming any other (a page on another site whose name was made to point
+    here, DNS rebinding) is refused."""
+    names = {_host_name(host if ":" not in host or host.startswith("[") else f"[{host}]"), *map(_host_name, also)}
+    if is_local(host) or host.strip("[]") in ANY_ADDRESS:
+        names.update(LOCAL_HOSTS)
+    if host.strip("[]") in ANY_ADDRESS:
+        names.add(socket.gethostname().lower())
+    return frozenset(name for name in names if name not in ANY_ADDRESS)
+
+
+class _HostCheck:
+    """Answers 400 to a request whose Host names none of ``hosts``, before
+    any route runs."""
+
+    def __init__(self, app: Any, hosts: frozenset[str]):
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if _host_name(given) not in self.hosts:
+                answer = _failure(400, f"this service does not answer to the host {given[:100]!r}",
+                                  hint="ask it by the name or address it was started on (e.g. 127.0.0.1)")
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _media_type(request: Request) -> str:
@@ -336,68 +436,34 @@ def _form_fields(request: Request, body: bytes) -> dict[str, str]:
     return {name: values[0] for name, values in parsed.items()}
 
 
-class _ReadWriteLock:
-    """Reads share it, a write holds it alone: ``with lock.reading():`` for a
-    read, ``with lock:`` for a write. A write waiting keeps new reads out,
-    so a stream of reads cannot starve it."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._readers = 0
-        self._writers = 0  # writing or waiting to
-        self._writing = False
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        with self._changed:
-            self._changed.wait_for(lambda: not self._writers)
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._readers -= 1
-                self._changed.notify_all()
-
-    def __enter__(self) -> None:
-        with self._changed:
-            self._writers += 1
-            try:
-                self._changed.wait_for(lambda: not self._writing and not self._readers)
-            except BaseException:
-                self._writers -= 1
-                self._changed.notify_all()
-                raise
-            self._writing = True
-
-    def __exit__(self, *exc: object) -> None:
-        with self._changed:
-            self._writing = False
-            self._writers -= 1
-            self._changed.notify_all()
-
-
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
-               pairs: PairClusters | None = None) -> FastAPI:
+               pairs: PairClusters | None = None, hosts: Iterable[str] = LOCAL_HOSTS,
+               max_body: int = MAX_BODY) -> FastAPI:
     """The service's app for ``nd``'s index; with ``token``, writes need it.
     ``labels`` keeps the labels (without it, labeling answers 409);
-    ``pairs`` gives the review page its clusters."""
+    ``pairs`` gives the review page its clusters; ``hosts`` are the host
+    names and addresses it answers to (:func:`served_hosts`), any other
+    Host is a 400; ``max_body`` is the most bytes a POST /records body may hold.
+
+    Nothing is locked: reads and writes run side by side, each in a worker
+    thread, and Solr orders the writes; a read sees Solr's latest commit, as
+    any other process would (a lock here would hold nothing across workers,
+    and held 8 writers' stream of writes against every read). Reads share one
+    :class:`NearDuplicates`, whose searches keep the settings, the model and
+    recent word frequencies; a write uses one of its own and then becomes
+    the one reads share, so they see the frequencies it changed."""
     app = FastAPI(title="neardup-solr", version=__version__,
                   description="Near duplicates of records, backed by Apache Solr: index records and get each one's "
                   "near duplicates with similarity and match probability in one call.")
-    lock = _ReadWriteLock()
+    hosts = frozenset(hosts)
+    app.add_middleware(_HostCheck, hosts=hosts)
+    shared = [nd]  # what reads use; a write replaces it (one assignment: no read sees half of it)
     built = threading.Event()
+    health_threads = anyio.CapacityLimiter(HEALTH_THREADS)
     bearer = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
 
-    def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        with lock:
-            return fn(*args, **kwargs)
-
-    def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        with lock.reading():
-            return fn(*args, **kwargs)
-
-    def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+    # Async, as the error handlers: checked at once, not after a wait for a worker thread.
+    async def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if token is None:
             return
         if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
@@ -407,21 +473,23 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     def ensure_built() -> None:
         if built.is_set():
             return
-        if BUILT_PROPERTY not in call(nd.solr.user_properties):
+        if BUILT_PROPERTY not in nd.solr.user_properties():
             raise ServiceError(409, f"the index at {nd.solr.url} has never been built",
                                hint="build it first: `neardup index FILE` on this Solr URL")
         built.set()
 
+    # Handlers are async: a plain one would run in a worker thread, and wait
+    # for one when every thread waits on Solr (a 503 or 413 held for minutes).
     @app.exception_handler(ServiceError)
-    def service_error(request: Request, err: ServiceError) -> JSONResponse:
+    async def service_error(request: Request, err: ServiceError) -> JSONResponse:
         return _failure(err.status, err.message, err.hint)
 
     @app.exception_handler(NeardupError)
-    def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
+    async def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
         return _failure(_status(err), err.message, err.hint)
 
     @app.exception_handler(RequestValidationError)
-    def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
         first = err.errors()[0] if err.errors() else {}
         where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
         return _failure(400, f"{where or 'request'}: {first.get('msg', 'invalid')}".lower(), hint="see /docs")
@@ -447,16 +515,19 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
         answer each one's near duplicates among everything indexed, these
         records included, best first."""
         _json_only(request, "records")
-        records = _records_of(await _capped_body(request, MAX_BODY, "send the records in parts"))
-        # The body is read here, asynchronously; Solr's calls block, so they run in a worker thread.
-        return await run_in_threadpool(add_and_find, records, limit)
+        body = await _capped_body(request, max_body, "send the records in parts")
+        # The body is read here, asynchronously, up to the cap; parsing it and
+        # Solr's calls block, so they run in a worker thread.
+        return await run_in_threadpool(add_and_find, body, limit)
 
-    def add_and_find(records: list[Record], limit: int) -> dict[str, Any]:
+    def add_and_find(body: bytes, limit: int) -> dict[str, Any]:
+        records = _records_of(body)
         ensure_built()
-        with lock:
-            added = nd.add(records)
-            answers = [{"id": r.id, "duplicates": [_match(m) for m in nd.query(r.text, exclude=r.id, limit=limit)]}
-                       for r in records]
+        writer = NearDuplicates(nd.solr)
+        added = writer.add(records)
+        answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, limit=limit)]}
+                   for r in records]
+        shared[0] = writer
         return {"added": added, "records": answers}
 
     @app.get("/duplicates", response_model=Found, responses=FAILURES)
@@ -467,7 +538,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
         """The indexed records most like ``text``, best first."""
         if is_blank(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
-        matches = read(nd.query, text, threshold=threshold, limit=limit)
+        matches = shared[0].query(text, threshold=threshold, limit=limit)
         return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
 
     @app.get("/records/{record_id}/duplicates", response_model=Found,
@@ -475,33 +546,42 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     def record_duplicates(record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
                           threshold: float | None = Query(None, ge=0, le=1)):
         """The near duplicates of an indexed record, best first."""
-        with lock.reading():
-            text = _text(nd, record_id)
-            matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+        reader = shared[0]
+        text = _text(reader, record_id)
+        matches = reader.query(text, exclude=record_id, threshold=threshold, limit=limit)
         return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
 
     @app.delete("/records/{record_id}", response_model=Deleted, dependencies=[Depends(authorized)],
                 responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
     def delete_record(record_id: str):
         """Delete a record and commit."""
-        present = call(nd.delete, [record_id])
+        writer = NearDuplicates(nd.solr)
+        present = writer.delete([record_id])
+        shared[0] = writer
         if not present:
             raise ServiceError(404, f"no record with id {record_id!r} in {nd.solr.url}")
         return {"deleted": present}
 
     @app.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
-    def health():
-        """Whether Solr answers, how many records the index holds and how it was built."""
-        with lock.reading():
-            nd.solr.ping()
-            count = nd.solr.count()
-            stored = nd.solr.user_properties()
-            settings = nd.settings if BUILT_PROPERTY in stored else None
+    async def health():
+        """Whether Solr answers, how many records the index holds and how it
+        was built. Answers within a second, whatever else the service is
+        doing: 503 when Solr has not answered by then."""
+        with anyio.move_on_after(HEALTH_WAIT):
+            return await anyio.to_thread.run_sync(solr_health, limiter=health_threads, abandon_on_cancel=True)
+        raise SolrUnavailable(f"Solr at {nd.solr.url} did not answer within {HEALTH_WAIT:g} s",
+                              hint="it is down or too busy to answer; /health says so until it answers again")
+
+    def solr_health() -> dict[str, Any]:
+        nd.solr.ping()
+        count = nd.solr.count()
+        stored = nd.solr.user_properties()
+        settings = nd.settings if BUILT_PROPERTY in stored else None
         return {"solr": "ok", "url": nd.solr.url, "records": count, "built": settings is not None,
                 "settings": None if settings is None else asdict(settings), "version": __version__}
 
     _label_routes(app, labels, authorized)
-    _review_routes(app, nd, lock, token=token, labels=labels, pairs=pairs)
+    _review_routes(app, lambda: shared[0], token=token, labels=labels, pairs=pairs, hosts=hosts)
     return app
 
 
@@ -512,14 +592,21 @@ def _label_store(labels: LabelStore | None) -> LabelStore:
 
 
 async def _capped_body(request: Request, limit: int, hint: str) -> bytes:
-    """The request's body, refused (413, with ``hint``) when over ``limit`` bytes."""
-    size = f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 2**10} KiB"
-    if int(request.headers.get("content-length") or 0) > limit:
-        raise ServiceError(413, f"the body is over {size}", hint=hint)
-    body = await request.body()
-    if len(body) > limit:
-        raise ServiceError(413, f"the body is over {size}", hint=hint)
-    return body
+    """The request's body, read as it arrives; refused (413, with ``hint``)
+    as soon as it is known to be over ``limit`` bytes, by its declared
+    length or by what came, without reading the rest."""
+    size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+    too_large = ServiceError(413, f"the body is over {size}", hint=hint)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks, length = [], 0
+    async for chunk in request.stream():
+        length += len(chunk)
+        if length > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _label_routes(app: FastAPI, labels: LabelStore | None, authorized: Callable[..., None]) -> None:
@@ -579,15 +666,16 @@ def _signed_in(request: Request, token: str | None) -> bool:
     return token is None or _same_secret(request.cookies.get(PAGE_COOKIE, ""), page_key(token))
 
 
-def _check_origin(request: Request) -> None:
-    if not _from_this_page(request):
+def _check_origin(request: Request, hosts: frozenset[str]) -> None:
+    if not _from_this_page(request, hosts):
         raise ServiceError(403, "this form was posted from another site's page",
                            hint="use the service's own review page")
 
 
-def _review_routes(app: FastAPI, nd: NearDuplicates, lock: _ReadWriteLock, *, token: str | None,
-                   labels: LabelStore | None, pairs: PairClusters | None) -> None:
-    """The review page (GET /), then its forms."""
+def _review_routes(app: FastAPI, reader: Callable[[], NearDuplicates], *, token: str | None,
+                   labels: LabelStore | None, pairs: PairClusters | None, hosts: frozenset[str]) -> None:
+    """The review page (GET /), then its forms; ``reader`` gives the
+    :class:`NearDuplicates` reads use."""
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def review(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
@@ -596,25 +684,25 @@ def _review_routes(app: FastAPI, nd: NearDuplicates, lock: _ReadWriteLock, *, to
         state = State.of(request.query_params)
         shown: dict[str, Any] = {}
         failures: list[Exception] = []
+        nd = reader()
         parts = [lambda: _looked_up(nd, state, limit)]
         if pairs is not None:
             parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
-        with lock.reading():
-            for part in parts:
-                try:
-                    shown.update(part())
-                except (ServiceError, NeardupError) as err:
-                    failures.append(err)
+        for part in parts:
+            try:
+                shown.update(part())
+            except (ServiceError, NeardupError) as err:
+                failures.append(err)
         if failures:
             shown.update(error=failures[0].message, hint=failures[0].hint)
         writable = _signed_in(request, token)
         labeling = None if labels is None else Labeling(labels.labels(), writable=writable, sign_in=not writable)
         return _html(render_review(state, labeling=labeling, **shown), _error_status(failures[0]) if failures else 200)
 
-    _form_routes(app, token=token, labels=labels)
+    _form_routes(app, token=token, labels=labels, hosts=hosts)
 
 
-def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None) -> None:
+def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None, hosts: frozenset[str]) -> None:
     """The review page's forms: a label (POST /labels/form) and the token
     (POST /sign-in), each answered by a redirect back to the page."""
 
@@ -624,7 +712,7 @@ def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None) 
         fields: dict[str, str] = {}
         try:
             fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
-            _check_origin(request)
+            _check_origin(request, hosts)
             if not _signed_in(request, token):
                 raise ServiceError(401, "labels on the page need the service's token", hint="sign in on the page")
             store = _label_store(labels)
@@ -640,7 +728,7 @@ def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None) 
         fields: dict[str, str] = {}
         try:
             fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
-            _check_origin(request)
+            _check_origin(request, hosts)
             if token is not None and not _same_secret(fields.get("token", ""), token):
                 raise ServiceError(401, "that is not the service's token", hint="give the token it was started with")
         except (ServiceError, NeardupError) as err:
@@ -676,9 +764,11 @@ def _text(nd: NearDuplicates, record_id: str) -> str:
 
 
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
-          labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info") -> None:
-    """Serve ``nd`` on ``host``:``port`` until interrupted (``labels`` and
-    ``pairs`` as :func:`create_app` takes them).
+          labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info",
+          hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> None:
+    """Serve ``nd`` on ``host``:``port`` until interrupted, in this process
+    (``labels``, ``pairs``, ``hosts`` and ``max_body`` as :func:`create_app`
+    takes them; ``hosts`` by default :func:`served_hosts` of ``host``).
 
     Raises:
         NeardupError: a non-loopback ``host`` without a token, or the port taken.
@@ -686,7 +776,8 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     import uvicorn
 
     check_bind(host, token)
-    app = create_app(nd, token=token, labels=labels, pairs=pairs)
+    app = create_app(nd, token=token, labels=labels, pairs=pairs,
+                     hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False)
     server = uvicorn.Server(config)
     with _port_errors(host, port):
@@ -694,6 +785,50 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     if not server.started:
         raise NeardupError(f"could not serve on {host}:{port}", hint="is the port taken? choose another",
                            remedy="serve_port")
+
+
+def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                  token: str | None = None, log_level: str = "info") -> None:
+    """Serve on ``host``:``port`` from ``workers`` processes until
+    interrupted: each imports ``factory`` ("module:function") and calls it
+    for its app (:func:`create_app`, made in that process with its own Solr
+    connection), and the system hands each new connection to one of them.
+    Each worker answers requests as :func:`serve` does; they share nothing
+    but Solr and the labels file (:class:`~neardup_solr.labels.LabelStore`
+    appends to it under a lock and reads what the others appended). A
+    worker costs about 100 MB and the time to import the web framework.
+
+    Raises:
+        NeardupError: a non-loopback ``host`` without a token, or the port taken.
+    """
+    import inspect
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    check_bind(host, token)
+    config = uvicorn.Config(factory, factory=True, workers=workers, host=host, port=port, log_level=log_level,
+                            server_header=False)
+    with _port_errors(host, port):
+        sock = _listening_socket(host, port)
+        # What uvicorn.run does for workers, with a socket of our own; uvicorn 0.30's supervisor takes the target.
+        if "target" in inspect.signature(Multiprocess).parameters:
+            Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
+        else:
+            Multiprocess(config, sockets=[sock]).run()
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` for workers to share. It says
+    it is TCP (uvicorn's own does not), so the connections accepted from it
+    get TCP_NODELAY from asyncio: without it, each answer waited 40 ms for
+    the client's delayed acknowledgement (one client in turn: p50 48.0 ms
+    against 5.1 ms in one process)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.set_inheritable(True)
+    return sock
 
 
 @contextmanager

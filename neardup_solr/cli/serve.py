@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import click
@@ -10,11 +12,15 @@ from ..api import NearDuplicates
 from ..labels import LabelStore
 from ..review import PairClusters
 from ..solr import Solr
-from .common import say, solr_connection, warn_of_token
+from .common import open_solr, say, solr_connection, warn_of_token
 
 # As service.py's; not imported from there, so that other commands need not load the web framework.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+DEFAULT_MAX_BODY_MIB = 4
+# Where `--workers` hands each worker process the options it was started with
+# (file names, not what they hold: each worker reads the token and password itself).
+WORKER_OPTIONS = "NEARDUP_SERVE_WORKER"
 # Labels are kept where the service is started unless told otherwise, beside the pair files a report writes there.
 DEFAULT_LABELS = Path("labels.tsv")
 
@@ -32,12 +38,22 @@ DEFAULT_LABELS = Path("labels.tsv")
 @click.option("--pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The last report's pair file: the review page lists its clusters, largest or least certain "
               "first, to label (read again when the report writes it anew).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Another host name or address clients reach the service by (repeatable). It answers only to "
+              "--host (and every loopback name when that is loopback) and these; any other Host is a 400, so a "
+              "page whose name was made to point here cannot use it.")
+@click.option("--max-body", type=click.IntRange(1, 1024), default=DEFAULT_MAX_BODY_MIB, show_default=True,
+              metavar="MIB", help="The most MiB a POST /records body may hold; a larger one is refused (413) "
+              "without being read.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Service processes answering requests side by side (each about 100 MB); more serve more "
+              "clients at once, up to about the machine's cores.")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
               show_default=True, help="What the server logs (each request at info).")
 # Solr may be down when the service starts: /health says so, and every call answers 503 until it is back.
 @solr_connection(ping=False)
-def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pairs: Path | None, log_level: str,
-          solr: Solr) -> None:
+def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pairs: Path | None,
+          allow_hosts: tuple[str, ...], max_body: int, workers: int, log_level: str, solr: Solr) -> None:
     """Serve the index over HTTP: add records and get their near duplicates in one call.
 
     \b
@@ -60,8 +76,10 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
 
     The index must have been built (`neardup index`) before records are
     posted. Errors are JSON {"error", "hint"}: 400 bad JSON, a bad record
-    or a bad label, 401 a write without the token, 404 no such record, 409
-    index never built, 503 Solr unreachable. It listens on 127.0.0.1 unless
+    (the reason `neardup index` gives) or a bad label, or a Host it does not
+    answer to, 401 a write without the token, 404 no such record, 409 index
+    never built, 413 a body over --max-body, 503 Solr unreachable (/health
+    says so within a second). It listens on 127.0.0.1 unless
     told otherwise, and refuses any other address without --token-file;
     with a token, POST and DELETE need it, and the review page asks for it
     once (a sign-in form; a same-site cookie then opens the page's label
@@ -74,7 +92,8 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
       neardup serve
       neardup serve --pairs pairs.tsv --labels labels.tsv
       neardup serve --port 9000 --solr-url http://127.0.0.1:8983/solr/products
-      neardup serve --host 0.0.0.0 --token-file token.txt --pairs pairs.tsv
+      neardup serve --workers 2 --port 9000
+      neardup serve --host 0.0.0.0 --allow-host dedup.example.org --token-file token.txt
     """
     from .. import service
 
@@ -88,8 +107,39 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
 
     shown = f"[{host}]" if ":" in host else host
     say(f"serving {solr.url} on http://{shown}:{port} (API described at /docs)"
-        + ("; writes need the token" if token else ""))
+        + ("; writes need the token" if token else "") + (f"; {workers} workers" if workers > 1 else ""))
     say(f"labels in {labels_file} ({len(labels.labels())} so far)"
         + ("" if clusters is None else f"; the review page lists the {len(clusters.current()[0])} clusters of {pairs}"))
-    service.serve(NearDuplicates(solr), host=host, port=port, token=token, labels=labels, pairs=clusters,
-                  log_level=log_level)
+    hosts = service.served_hosts(host, allow_hosts)
+    if workers == 1:
+        service.serve(NearDuplicates(solr), host=host, port=port, token=token, labels=labels, pairs=clusters,
+                      log_level=log_level, hosts=hosts, max_body=max_body * 2**20)
+        return
+    # Each worker makes its app anew from these (worker_app); the Solr options are the command's own.
+    given = click.get_current_context().params
+    solr_options = {name: given[name] for name in ("user", "password_file", "ca_cert", "timeout", "retries")}
+    os.environ[WORKER_OPTIONS] = json.dumps({
+        # The URL as given (with any credentials it holds), or the one ZooKeeper named.
+        "solr_url": solr.url if given["zk_host"] else given["solr_url"], **{k: str(v) if isinstance(v, Path) else v for k, v in solr_options.items()},
+        "token_file": str(token_file) if token_file else None, "labels": str(labels_file),
+        "pairs": str(pairs) if pairs else None, "hosts": sorted(hosts), "max_body": max_body * 2**20})
+    service.serve_workers(f"{__name__}:worker_app", workers, host=host, port=port, token=token, log_level=log_level)
+
+
+def worker_app():
+    """The app of one `--workers` process, made from the options the command
+    left in ``WORKER_OPTIONS``: its own Solr connection, token, labels
+    (bad lines were reported once, by the command) and pair file."""
+    from .. import service
+
+    options = json.loads(os.environ[WORKER_OPTIONS])
+    password_file = options["password_file"]
+    solr = open_solr(options["solr_url"], user=options["user"], ca_cert=options["ca_cert"],
+                     password_file=Path(password_file) if password_file else None,
+                     timeout=options["timeout"], retries=options["retries"])
+    token_file = options["token_file"]
+    token = service.read_token(Path(token_file).read_text(encoding="utf-8"), token_file) if token_file else None
+    return service.create_app(
+        NearDuplicates(solr), token=token, labels=LabelStore(options["labels"], on_bad=lambda _: None),
+        pairs=PairClusters(Path(options["pairs"])) if options["pairs"] else None, hosts=options["hosts"],
+        max_body=options["max_body"])
