@@ -237,7 +237,8 @@ def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress |
              f"(up to {skipped.largest}): near-identical groups that large are left out; "
              "a larger bucket limit includes them")
     found, arrival = pairing.candidates()
-    return found, Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right, arrival), arrival)
+    return found, Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right, arrival), arrival,
+                          vocabulary.words)
 
 
 def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
@@ -270,6 +271,7 @@ class Weighed:
     rows: Rows
     close: CloseTable
     row_of: np.ndarray | None = None  # each record's row, by its number in the candidates (default: the same)
+    spellings: list[str] | None = None  # the words the rows number
 
     @property
     def words(self) -> float:
@@ -295,7 +297,7 @@ def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
                        _spans(len(ids), words, TWICE), _workers(len(ids), words, TWICE))
     vocabulary = Vocabulary()
     rows = _rows(parts, vocabulary)
-    return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right))
+    return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right), None, vocabulary.words)
 
 
 # Characters of text weighed in one piece of work while the buckets are read:

@@ -121,6 +121,7 @@ class CloseTable:
     score: np.ndarray  # float64
     chars: np.ndarray | None = None  # int32
     spelling: np.ndarray | None = None  # int64, vocabulary + 1
+    letters: np.ndarray | None = None  # uint64 per word: bit c % 64 set for each code point c it holds
 
     @classmethod
     def spelled(cls, vocabulary: Sequence[str]) -> CloseTable:
@@ -129,8 +130,12 @@ class CloseTable:
         spelling = np.zeros(len(vocabulary) + 1, np.int64)
         np.cumsum(lengths, out=spelling[1:])
         chars = np.frombuffer("".join(vocabulary).encode("utf-32-le", "surrogatepass"), np.uint32).astype(np.int32)
+        bits = np.left_shift(np.uint64(1), (chars % 64).astype(np.uint64))
+        letters = np.zeros(len(vocabulary), np.uint64)
+        owner = np.repeat(np.arange(len(vocabulary)), lengths)
+        np.bitwise_or.at(letters, owner, bits)
         empty = np.zeros(len(vocabulary) + 1, np.int64)
-        return cls(empty, np.zeros(0, np.int32), np.zeros(0), chars, spelling)
+        return cls(empty, np.zeros(0, np.int32), np.zeros(0), chars, spelling, letters)
 
     @classmethod
     def of(cls, vocabulary: Sequence[str], used: np.ndarray | None = None) -> CloseTable:
@@ -212,11 +217,13 @@ _MAX_PREFIX = 4
 
 
 @njit(cache=True, nogil=True)
-def _jaro_winkler(chars, p0, p1, t0, t1, flag_p, flag_t, cutoff):  # pragma: no cover - compiled; twin tested
+def _jaro_winkler(chars, p0, p1, t0, t1, letters_p, letters_t, flag_p, flag_t, cutoff):  # pragma: no cover
     """The Jaro-Winkler similarity of the code points ``chars[p0:p1]`` and
     ``chars[t0:t1]`` as rapidfuzz's ``JaroWinkler.similarity`` gives it,
     rounded to float32 as its ``cdist`` gives it, or 0 below ``cutoff``.
-    ``flag_p`` and ``flag_t`` are scratch, as long as the longest word."""
+    ``letters_p`` and ``letters_t`` are the words' letter bits
+    (:meth:`CloseTable.spelled`); ``flag_p`` and ``flag_t`` are scratch, as
+    long as the longest word. (Compiled; its plain twin is tested.)"""
     p_len, t_len = p1 - p0, t1 - t0
     if p_len == 0 and t_len == 0:
         return 1.0
@@ -226,8 +233,20 @@ def _jaro_winkler(chars, p0, p1, t0, t1, flag_p, flag_t, cutoff):  # pragma: no 
     prefix = 0
     while prefix < min(shorter, _MAX_PREFIX) and chars[p0 + prefix] == chars[t0 + prefix]:
         prefix += 1
-    # The most the lengths allow (no transposition, every letter of the
-    # shorter word common), then the prefix's boost: below the cutoff, done.
+    # The most the letters allow (no transposition, every letter of either
+    # word that the other may hold common), then the prefix's boost: below
+    # the cutoff, done. Most pairs of missing words end here.
+    in_t = 0
+    for j in range(p0, p1):
+        if (letters_t >> np.uint64(chars[j] % 64)) & np.uint64(1):
+            in_t += 1
+    in_p = 0
+    for i in range(t0, t1):
+        if (letters_p >> np.uint64(chars[i] % 64)) & np.uint64(1):
+            in_p += 1
+    shorter = min(shorter, in_t, in_p)
+    if shorter == 0:
+        return 0.0
     most = (shorter / p_len + shorter / t_len + 1.0) / 3.0
     if most > 0.7:
         most += prefix * _PREFIX_WEIGHT * (1.0 - most)
@@ -277,8 +296,8 @@ def _jaro_winkler(chars, p0, p1, t0, t1, flag_p, flag_t, cutoff):  # pragma: no 
 
 
 @njit(cache=True, nogil=True)
-def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, chars, spelling, cutoff,
-                 row_of, left, right, similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
+def _score_pairs(start, words, weights, digits, close_start, close_other, close_score, chars, spelling, letters,
+                 cutoff, row_of, left, right, similarities, levels):  # pragma: no cover - compiled; its plain twin is tested
     vocabulary = len(digits)
     # Tables the size of the vocabulary, in int32 to halve the cache they take
     # (pairs of a call and words of a record are far fewer than 2^31).
@@ -368,7 +387,7 @@ def _score_pairs(start, words, weights, digits, close_start, close_other, close_
                     for n in range(missing_b):
                         o = words[only_b[n]]
                         sim = _jaro_winkler(chars, spelling[w], spelling[w + 1], spelling[o], spelling[o + 1],
-                                            flag_p, flag_t, cutoff)
+                                            letters[w], letters[o], flag_p, flag_t, cutoff)
                         if sim > 0.0:
                             hit[hits] = n
                             hit_score[hits] = sim
@@ -449,8 +468,9 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
     levels = np.zeros(len(left), np.int8)
     chars = np.zeros(0, np.int32) if close.chars is None else close.chars
     spelling = np.zeros(0, np.int64) if close.spelling is None else close.spelling
+    letters = np.zeros(0, np.uint64) if close.letters is None else close.letters
     _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
-                                    close.score, chars, spelling, CLOSE - ROUNDING, _rows_of(rows, row_of),
+                                    close.score, chars, spelling, letters, CLOSE - ROUNDING, _rows_of(rows, row_of),
                                     np.ascontiguousarray(left, np.int64), np.ascontiguousarray(right, np.int64),
                                     similarities, levels)
     return similarities, levels

@@ -369,11 +369,22 @@ def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
     return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
 
 
-def _field_problem(kind: str, name: str, value: str) -> str:
+def field_problem(kind: str, name: str, value: str) -> str:
+    """Why a field's value cannot be sent on as text (a lone surrogate, a
+    control character but tab and line breaks), named as ``kind name``; ""
+    when it can. The readers of every format and the service ask it."""
     if _SURROGATE.search(value):
         return f"not UTF-8 (in {kind} {name!r})"
     if control := _FIELD_CONTROL.search(value):
         return f"control character U+{ord(control.group()):04X} in {kind} {name!r}"
+    return ""
+
+
+def size_problem(text: str) -> str:
+    """Why a text is too long for a record (more than ``MAX_LINE_BYTES`` of
+    UTF-8, what a line of a records file may hold), or "" when it is not."""
+    if len(text) > MAX_LINE_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
+        return f"text longer than {MAX_LINE_BYTES} bytes"
     return ""
 
 
@@ -551,7 +562,7 @@ def _table_entry(line: int, row: int, cells: list[str] | None, problem: str, col
     if not record_id:
         return _Entry(line, row, reason=f"no id: column {columns[id_at]!r} is empty")
     for at in (id_at, *text_at):
-        if reason := _field_problem("column", columns[at], cells[at]):
+        if reason := field_problem("column", columns[at], cells[at]):
             return _Entry(line, row, reason=reason)
     return _Entry(line, row, record_id, _joined(cells[at] for at in text_at))
 
@@ -597,7 +608,7 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _
         if not _is_text(found):
             return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text or a number")
         texts.append(found if isinstance(found, str) else json.dumps(found))
-        if reason := _field_problem("field", name, texts[-1]):
+        if reason := field_problem("field", name, texts[-1]):
             return _Entry(number, reason=reason)
     return _Entry(number, id=record_id, text=_joined(texts))
 

@@ -75,7 +75,7 @@ from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
 from .labels import LabelStore, gold_text, label_problem, label_rows
-from .records import MAX_LINE_BYTES, Record, _field_problem
+from .records import MAX_LINE_BYTES, Record, field_problem, size_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
 from .text import is_blank
@@ -248,7 +248,7 @@ def _records_of(body: bytes) -> list[Record]:
     """The records of a request body: a JSON object or a list of them, each
     checked by the rules a records file's are, with the command line's
     reasons: the text as a JSON Lines field's (no NUL or other control
-    characters, no lone surrogates: ``records._field_problem``), at most
+    characters, no lone surrogates: ``records.field_problem``), at most
     ``MAX_LINE_BYTES`` of it, then the id rule and some letters or digits
     (:func:`~neardup_solr.api.as_record`). Costs a JSON parse of the body.
 
@@ -286,11 +286,10 @@ def _checked_text(item: dict[str, Any]) -> dict[str, Any]:
     text = item.get("text")
     if not isinstance(text, str):
         return item
-    if problem := _field_problem("field", "text", text):
+    if problem := field_problem("field", "text", text):
         raise InputError(problem, hint="send text without control characters, in UTF-8")
-    if len(text) > MAX_LINE_BYTES // 4 and len(text.encode("utf-8")) > MAX_LINE_BYTES:
-        raise InputError(f"text longer than {MAX_LINE_BYTES} bytes",
-                         hint=f"a record's text is at most {MAX_LINE_BYTES} bytes, as a line of a records file")
+    if problem := size_problem(text):
+        raise InputError(problem, hint=f"a record's text is at most {MAX_LINE_BYTES} bytes, as a line of a records file")
     return item
 
 

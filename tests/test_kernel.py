@@ -70,7 +70,8 @@ def jaro_winkler(first: str, second: str, compiled: bool = True) -> float:
     table = CloseTable.spelled([first, second])
     flags = np.zeros(max(len(first), len(second)), bool)
     fn = _jaro_winkler if compiled else _jaro_winkler.py_func
-    return fn(table.chars, 0, len(first), len(first), len(first) + len(second), flags, flags.copy(), CLOSE - ROUNDING)
+    return fn(table.chars, 0, len(first), len(first), len(first) + len(second), table.letters[0], table.letters[1],
+              flags, flags.copy(), CLOSE - ROUNDING)
 
 
 words = st.text(alphabet=st.sampled_from("abcdeéz1"), max_size=12) | st.text(max_size=8)
