@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from neardup_solr.bulk import _weighed_candidates
 from neardup_solr.collisions import MAX_BUCKET
+from neardup_solr.documents import IndexSettings
 from neardup_solr.kernel import CloseTable, score_pairs
 from neardup_solr.schema import TOKENS
 from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity
@@ -42,7 +43,7 @@ class Checked:
 def check(solr: Solr) -> Checked:
     """Every candidate scored both ways, alike (or :class:`KernelMismatch`
     names the first that differs), and how long each way took."""
-    found, weighed = _weighed_candidates(solr, MAX_BUCKET, None, lambda _: None)
+    found, weighed = _weighed_candidates(solr, IndexSettings.load(solr), MAX_BUCKET, None, lambda _: None)
     score_pairs(weighed.rows, weighed.close, found.left[:1], found.right[:1], weighed.row_of)  # compiled or loaded
     started = time.process_time()
     close = CloseTable.needed(weighed.spellings, weighed.rows, found.left, found.right, weighed.row_of)

@@ -112,7 +112,7 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         cut used. Costs one terms request per band, one request per batch of
         about 5,000 bucket members, one for the document frequencies, and
         one per 1000 records of kept pairs (their texts); memory holds every
-        candidate as 16 bytes plus a float and a byte (and 16 bytes for
+        candidate as 8 bytes plus a float and a byte (and 16 bytes for
         each time a pair was met while the buckets are read), and every
         record in a bucket as its id and 12 bytes a distinct word: texts are
         weighed as the buckets arrive and not kept.
@@ -120,7 +120,8 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
-    found, weighed = _weighed_candidates(solr, max_bucket, progress, warn)
+    settings = IndexSettings.load(solr)
+    found, weighed = _weighed_candidates(solr, settings, max_bucket, progress, warn)
     # Progress goes on with the candidate pairs.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
@@ -144,12 +145,12 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     # Only the kept pairs' texts are read again (for their word edit distance).
     texts = solr.texts([found.ids[i] for i in distinct(np.concatenate([found.left[kept], found.right[kept]])).tolist()])
 
-    settings = IndexSettings.load(solr)
-
     def made(span: tuple[int, int]) -> tuple[list[Pair], list[float]]:
         pairs, caught = [], []
         for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
             a, b = found.ids[found.left[i]], found.ids[found.right[i]]
+            if a not in texts or b not in texts:
+                continue  # deleted while the report ran
             repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
             pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
                               float(scores[i]), p))
@@ -197,12 +198,11 @@ def proposed_share(probabilities: list[float | None], caught: list[float]) -> fl
 LEAST_CHANCE = 0.1
 
 
-def _weighed_candidates(solr: Solr, max_bucket: int | None, progress: Progress | None,
+def _weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | None, progress: Progress | None,
                         warn: Callable[[str], None]) -> tuple[Candidates, Weighed]:
     """Every pair sharing a band key (in a bucket of at most ``max_bucket``)
     or an MD5, and their records weighed (each record's text weighed when
     it first arrives, then dropped)."""
-    settings = IndexSettings.load(solr)
     weights = Weights(*solr.term_counts(TOKENS))
     skipped = Skipped()
     tick = Tally(progress, "colliding bands", settings.bands)
