@@ -28,10 +28,8 @@ of candidates fit in a little memory.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 
@@ -213,7 +211,6 @@ class Pairing:
         self.number = {}
         order = sorted(range(len(arrived)), key=lambda n: id_key(arrived[n]))
         ids = [arrived[n] for n in order]
-        del arrived
         arrival = np.array(order, dtype=np.int64)
         rank = np.empty(len(ids), dtype=np.int64)
         rank[arrival] = np.arange(len(ids))

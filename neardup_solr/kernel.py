@@ -65,10 +65,6 @@ class Rows:
     def __len__(self) -> int:
         return len(self.start) - 1
 
-    @property
-    def nbytes(self) -> int:
-        return self.start.nbytes + self.words.nbytes + self.weights.nbytes + self.digits.nbytes
-
     @classmethod
     def of(cls, vectors: Iterable[Mapping[str, float]], vocabulary: Vocabulary) -> Rows:
         """Rows of weight vectors (dicts, as :meth:`Weights.vector` makes
