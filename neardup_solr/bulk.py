@@ -112,8 +112,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         cut used. Costs one terms request per band, one request per batch of
         about 5,000 bucket members, one for the document frequencies, and
         one per 1000 records of kept pairs (their texts); memory holds every
-        candidate as 8 bytes plus a float and a byte (and 16 bytes for
-        each time a pair was met while the buckets are read), and every
+        candidate as 8 bytes plus a float and a byte (and 8 bytes for
+        each time a pair was met since the last fold while the buckets are
+        read, ``collisions.Pairing``), and every
         record in a bucket as its id and 12 bytes a distinct word: texts are
         weighed as the buckets arrive and not kept.
 
@@ -142,8 +143,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
         for at in np.flatnonzero(np.isin(kept, labeled)).tolist():
             probabilities[at] = 1.0
 
-    # Only the kept pairs' texts are read again (for their word edit distance).
-    texts = solr.texts([found.ids[i] for i in distinct(np.concatenate([found.left[kept], found.right[kept]])).tolist()])
+    # Only the kept pairs' texts are read again (for their word edit
+    # distance), a block of kept pairs at a time.
+    texts: dict[str, str] = {}
 
     def made(span: tuple[int, int]) -> tuple[list[Pair], list[float]]:
         pairs, caught = [], []
@@ -161,9 +163,14 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
 
     words = weighed.words
     pairs, caught = [], []
-    for part, chances in forked_map(made, _spans(len(kept), words, TWICE), _workers(len(kept), words, TWICE)):
-        pairs.extend(part)
-        caught.extend(chances)
+    for first in range(0, len(kept), KEPT_BLOCK):
+        last = min(first + KEPT_BLOCK, len(kept))
+        records = distinct(np.concatenate([found.left[kept[first:last]], found.right[kept[first:last]]]))
+        texts = solr.texts([found.ids[i] for i in records.tolist()])
+        spans = [(first + a, first + b) for a, b in _spans(last - first, words, TWICE)]
+        for part, chances in forked_map(made, spans, _workers(last - first, words, TWICE)):
+            pairs.extend(part)
+            caught.extend(chances)
     return Verified(pairs, model, cut, proposed_share([p.probability for p in pairs], caught))
 
 
@@ -299,6 +306,10 @@ def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
     rows = _rows(parts, vocabulary)
     return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right), None, vocabulary.words)
 
+
+# Kept pairs whose texts are read at once (at most twice as many texts):
+# a million records keep about 136,000 pairs, ten million ten times that.
+KEPT_BLOCK = 1 << 17
 
 # Characters of text weighed in one piece of work while the buckets are read:
 # about 3,000 short records or 70 documents of 350 words.

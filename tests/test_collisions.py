@@ -1,13 +1,16 @@
 """Buckets read back from a real Solr, against the records' own keys."""
 
 from collections import defaultdict
-from itertools import chain
+from itertools import chain, combinations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup_solr.bands import band_prefix
 from neardup_solr.collisions import Pairing, Skipped, _members, bucket_batches
 from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import index_records
-from neardup_solr.records import Record
+from neardup_solr.records import Record, id_key
 from neardup_solr.repair import repair
 from neardup_solr.schema import BAND_KEYS, MD5
 from neardup_solr.text import md5_hex, normalize
@@ -76,3 +79,21 @@ def test_pairing_keeps_each_pair_once_in_id_order_and_says_who_came_first():
     assert list(found.pairs()) == [("2", "3"), ("2", "4"), ("2", "10"), ("3", "10")]
     # Each record's number of arrival, by its place in id order.
     assert arrival.tolist() == [1, 2, 3, 4, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.lists(st.integers(0, 40).map(str), min_size=1, max_size=6, unique=True),
+                         max_size=5), max_size=12),
+       st.integers(1, 9))
+def test_pairing_folds_pairs_met_into_the_same_distinct_pairs_whatever_the_block(requests, block):
+    # Plain reference: every pair of two members of a group, once, smaller id first by id_key.
+    expected = {tuple(sorted((a, b), key=id_key)) for groups in requests for group in groups
+                for a, b in combinations(group, 2)}
+    pairing = Pairing(block=block)
+    for groups in requests:
+        pairing.add(groups)
+    found, _ = pairing.candidates()
+    pairs = list(found.pairs())
+    assert len(pairs) == len(expected) and set(pairs) == expected
+    keys = [(id_key(a), id_key(b)) for a, b in pairs]
+    assert keys == sorted(keys)  # in id order

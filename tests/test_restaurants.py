@@ -205,15 +205,20 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     assert forked == alone
 
 
-def test_a_report_streamed_in_small_blocks_gives_the_same_pairs_and_model(indexed, monkeypatch):
+def test_a_report_held_to_small_blocks_of_memory_gives_the_same_pairs_and_model(indexed, monkeypatch):
     core, _ = indexed
     whole = bulk.lsh_pairs(core)
     # Every record weighed in a piece of its own, buckets read seven members
-    # a request, candidates scored and their missing words gathered 100 at a time.
+    # a request, the pairs met folded into the distinct ones from 5 on and
+    # recoded 13 at a time, candidates scored and their missing words
+    # gathered 100 at a time, the kept pairs' texts read 30 pairs at a time.
     monkeypatch.setattr(bulk, "WEIGH_CHARACTERS", 1)
     monkeypatch.setattr(collisions, "DOCS_PER_QUERY", 7)
+    monkeypatch.setattr(collisions, "PAIR_BLOCK", 5)
+    monkeypatch.setattr(collisions, "RECODE_SPAN", 13)
     monkeypatch.setattr(bulk, "SCORE_SPAN", 100)
     monkeypatch.setattr(kernel, "MISSING_SPAN", 100)
+    monkeypatch.setattr(bulk, "KEPT_BLOCK", 30)
     blocks = bulk.lsh_pairs(core)
     assert len(whole.pairs) > 100
     assert blocks.pairs == whole.pairs
