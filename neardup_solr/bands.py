@@ -164,15 +164,27 @@ def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit:
 #
 # The budget has two reasons. An online query reads a record's 100 best
 # candidates, so E may not pass half of that at any size. A report
-# verifies N * E / 2 chance pairs, about 20 us each on two cores (measured
-# at a million records), against about 180 us for the rest of a record's
-# work (its buckets, its weights); a million such pairs (20 s) is what a
+# verifies N * E / 2 chance pairs: a million such pairs (20 s) is what a
 # report of a few tens of thousands of records takes anyway, so a smaller
 # data set may spend the whole budget on catching lower similarities, while
 # a larger one holds a record to 10 chance candidates (by this estimate,
 # which counts the pairs of the crowded buckets a report skips: about 6 in
-# fact at a million records), so that verifying them costs about a third
-# of the rest of its report.
+# fact at a million records).
+#
+# Why 10 and not more, now that the compiled kernel scores a pair in 2.2 us
+# of CPU instead of 20 (2.9 million candidates of a million records in
+# 6.4 s): a chance candidate costs more than its score. Its two records sit
+# in a bucket of the band they share, and reading bucket members is Solr's
+# work: at a million records the report read 2.54 million members for 2.9
+# million candidates, and Solr's JVM spent 49 s of the report's 89 s of CPU
+# (about 19 us a member); a record that is in a bucket only by chance is
+# weighed too (about 40 us). So a chance candidate still costs 20-60 us.
+# And the choices are coarse: on a sample of the benchmark's short records
+# (``bench/generate.py``), a million records keep 21 x 6 (8.9 chance
+# candidates, catching 0.76) for any budget up to 48, and the next step,
+# 20 x 5, costs 48 to catch 0.73; ten million take 16 x 8 (3.0, catching
+# 0.84) at a budget of 10 and 18 x 7 (15.3, catching 0.81) at 20, while
+# 21 x 6 would cost 89, past what an online query reads.
 
 # Chance candidates a record may have at most: half of the 100 an online
 # query reads (``candidates.LSH.per_record``), so its best candidates are
