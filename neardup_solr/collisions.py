@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .parallel import bounded_map
-from .records import id_key
+from .records import id_order
 from .schema import ID, TEXT
 from .solr import Solr
 
@@ -238,9 +238,9 @@ class Pairing:
         self._fold()
         arrived = list(self.number)
         self.number = {}
-        order = sorted(range(len(arrived)), key=lambda n: id_key(arrived[n]))
-        ids = [arrived[n] for n in order]
-        arrival = np.array(order, dtype=np.int64)
+        arrival = id_order(arrived)
+        ids = [arrived[n] for n in arrival.tolist()]
+        del arrived
         rank = np.empty(len(ids), dtype=np.int64)
         rank[arrival] = np.arange(len(ids))
         # The codes by arrival become codes by id rank a block at a time

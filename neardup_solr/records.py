@@ -49,11 +49,13 @@ import random
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from .errors import InputError, MissingField
 from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, cannot_read, open_bytes
@@ -106,7 +108,20 @@ class BadLine:
 
 def id_key(record_id: str) -> tuple[int, int, str]:
     """Sort key that puts numeric ids in numeric order ("9" < "10")."""
-    return (0, int(record_id), record_id) if record_id.isdigit() else (1, 0, record_id)
+    return (0, int(record_id), record_id) if record_id.isdecimal() else (1, 0, record_id)
+
+
+def id_order(ids: Sequence[str]) -> np.ndarray:
+    """The positions of ``ids`` in :func:`id_key` order (int64).
+
+    Ids of ASCII digits without a leading zero, up to 18 of them, are
+    ordered as int64 numbers (8 bytes an id; ten million sort in about a
+    second); any other id makes it sort by :func:`id_key`'s tuples (about
+    100 bytes an id while it sorts)."""
+    plain = all(i.isdecimal() and i.isascii() and len(i) <= 18 and (i[0] != "0" or len(i) == 1) for i in ids)
+    if plain:
+        return np.argsort(np.fromiter(map(int, ids), np.int64, len(ids)), kind="stable")
+    return np.array(sorted(range(len(ids)), key=lambda n: id_key(ids[n])), np.int64)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup_solr.errors import InputError
-from neardup_solr.records import Record, RecordReader, id_key
+from neardup_solr.records import Record, RecordReader, id_key, id_order
 
 
 def read(path, **kw):
@@ -110,3 +110,15 @@ def test_lines_split_the_same_whatever_the_block_size(lines, final_newline, bloc
         expected.pop()
     expected = [line if len(line) <= limit else None for line in expected]
     assert list(_lines(io.BytesIO(data), limit, block)) == expected
+
+
+@given(st.lists(st.one_of(st.integers(0, 10**20).map(str), st.text("0123456789", min_size=1, max_size=4),
+                          st.text("09a²٣-", min_size=1, max_size=3)), max_size=30, unique=True),
+       st.booleans())
+def test_id_order_is_the_order_of_id_key(ids, numbers_only):
+    # The int64 way (plain numbers) and the tuples' way against sorting by id_key itself;
+    # "²" is a digit that is not decimal, "٣" a decimal digit that is not ASCII.
+    if numbers_only:
+        ids = [i for i in ids if i.isascii() and i.isdecimal() and len(i) <= 18 and not (i[0] == "0" and len(i) > 1)]
+    expected = sorted(range(len(ids)), key=lambda n: id_key(ids[n]))
+    assert id_order(ids).tolist() == expected
