@@ -31,26 +31,15 @@ Without numba the same functions run as plain Python over the same arrays
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .collisions import distinct
+from .compiled import chosen, njit
 from .similarity import CLOSE, ROUNDING, close_pairs, holds_digit
 
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - numba installs with the package; this keeps a broken install working
-    def njit(*_args, **_kwargs):
-        def plain(fn):
-            fn.py_func = fn
-            return fn
-        return plain
-
-    COMPILED = False
-else:
-    COMPILED = True
 
 
 @dataclass
@@ -161,7 +150,7 @@ class CloseTable:
         """
         if whole is None:
             used = distinct(rows.words)
-            missing = _kernel(_missing_pairs, compiled)
+            missing = chosen(_missing_pairs, compiled)
             row_of = _rows_of(rows, row_of)
             left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
             needed = sum(missing(rows.start, rows.words, row_of, left[a:a + MISSING_SPAN], right[a:a + MISSING_SPAN],
@@ -465,16 +454,11 @@ def score_pairs(rows: Rows, close: CloseTable, left: np.ndarray, right: np.ndarr
     chars = np.zeros(0, np.int32) if close.chars is None else close.chars
     spelling = np.zeros(0, np.int64) if close.spelling is None else close.spelling
     letters = np.zeros(0, np.uint64) if close.letters is None else close.letters
-    _kernel(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
+    chosen(_score_pairs, compiled)(rows.start, rows.words, rows.weights, rows.digits, close.start, close.other,
                                     close.score, chars, spelling, letters, CLOSE - ROUNDING, _rows_of(rows, row_of),
                                     np.ascontiguousarray(left, np.int64), np.ascontiguousarray(right, np.int64),
                                     similarities, levels)
     return similarities, levels
-
-
-def _kernel(fn: Callable, compiled: bool) -> Callable:
-    """``fn`` compiled, or its plain Python twin."""
-    return fn if compiled and COMPILED else fn.py_func
 
 
 def _rows_of(rows: Rows, row_of: np.ndarray | None) -> np.ndarray:
