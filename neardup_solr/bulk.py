@@ -337,7 +337,16 @@ def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary:
     counts = np.concatenate(lengths)
     start = np.zeros(len(counts) + 1, np.int64)
     np.cumsum(counts, out=start[1:])
-    return Rows(start, np.concatenate(numbered), np.concatenate(values), vocabulary.digits())
+    # One array at a time, its pieces let go at once: 20 bytes a word at the peak, not 24.
+    words = _joined(numbered)
+    return Rows(start, words, _joined(values), vocabulary.digits())
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts concatenated, ``parts`` emptied."""
+    joined = np.concatenate(parts)
+    del parts[:]
+    return joined
 
 
 # Candidate pairs scored by one call of the kernel: its tables are the

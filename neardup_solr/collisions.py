@@ -28,12 +28,12 @@ of candidates fit in a little memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .numbering import Numbering
+from .numbering import Ids, Numbering
 from .parallel import bounded_map
 from .records import id_order
 from .schema import ID, TEXT
@@ -62,7 +62,7 @@ RECODE_SPAN = 1 << 20
 class Candidates:
     """Candidate pairs as indices into ``ids`` (smaller id first)."""
 
-    ids: list[str]
+    ids: Sequence[str]
     left: np.ndarray
     right: np.ndarray
 
@@ -179,7 +179,7 @@ class Pairing:
     """Every pair inside each group, gathered as groups arrive.
 
     Ids get numbers in order of arrival (:meth:`add` says which ids it saw
-    first; ``numbering.py``, about 45 bytes an id). The pairs met are kept as two int32 arrays of those numbers, 8
+    first; ``numbering.py``, 50-85 bytes an id). The pairs met are kept as two int32 arrays of those numbers, 8
     bytes a pair met; whenever as many pairs were met as are already known
     (and at least ``block``, ``PAIR_BLOCK`` by default), they are folded into the sorted distinct codes
     of the pairs known so far (8 bytes a distinct pair), so a pair met in
@@ -233,19 +233,20 @@ class Pairing:
         arrived = self.numbering.ids()
         self.numbering = Numbering()
         arrival = id_order(arrived)
-        ids = [arrived[n] for n in arrival.tolist()]
+        ids = Ids(arrived[n] for first in range(0, len(arrival), RECODE_SPAN)
+                  for n in arrival[first:first + RECODE_SPAN].tolist())
         del arrived
         rank = np.empty(len(ids), dtype=np.int64)
         rank[arrival] = np.arange(len(ids))
-        # The codes by arrival become codes by id rank a block at a time
-        # (a pair's two numbers are distinct, so the codes stay distinct).
+        # The codes by arrival become codes by id rank a block at a time, in
+        # place (a pair's two numbers are distinct, so the codes stay distinct).
         size = max(len(ids), 1)
-        codes = np.empty(len(self.known), np.int64)
+        codes, self.known = self.known, np.zeros(0, np.int64)
         for at in range(0, len(codes), RECODE_SPAN):
-            known = self.known[at:at + RECODE_SPAN]
+            known = codes[at:at + RECODE_SPAN]
             a, b = rank[known >> 32], rank[known & 0xFFFFFFFF]
-            codes[at:at + RECODE_SPAN] = np.minimum(a, b) * size + np.maximum(a, b)
-        self.known = np.zeros(0, np.int64)
+            known[:] = np.minimum(a, b) * size + np.maximum(a, b)
+        del rank
         codes.sort()
         # Record numbers fit 32 bits (a few billion records would not fit the rest anyway): 8 bytes a pair.
         first, second = np.empty(len(codes), np.int32), np.empty(len(codes), np.int32)

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.numbering import Numbering
+from neardup_solr.numbering import Ids, Numbering
 
 IDS = st.text("abc019._:-", min_size=1, max_size=4)
 
@@ -34,3 +34,20 @@ def test_a_hundred_thousand_ids_keep_distinct_numbers():
     assert first.tolist() == list(range(60_000)) and new == ids[:60_000]
     assert again.tolist() == list(range(30_000, 100_000)) and newer == ids[60_000:]
     assert numbering.ids() == ids
+
+
+@given(st.lists(st.text(min_size=0, max_size=5), max_size=50), st.sampled_from([1, 3, 1 << 16]))
+def test_ids_read_back_as_the_list_they_were_made_of(ids, chunk):
+    import neardup_solr.numbering as numbering
+
+    saved, numbering.IDS_CHUNK = numbering.IDS_CHUNK, chunk
+    try:
+        held = Ids(iter(ids))
+        assert len(held) == len(ids)
+        assert list(held) == ids and held == ids and held[:] == ids
+        assert [held[i] for i in range(len(ids))] == ids
+        if ids:
+            assert held[-1] == ids[-1] and held[1::2] == ids[1::2]
+        assert held != ids + ["x"]
+    finally:
+        numbering.IDS_CHUNK = saved
