@@ -7,11 +7,10 @@
     for pair in nd.pairs():
         print(pair.a, pair.b, pair.similarity, pair.probability)
 
-Records are ``(id, text)`` tuples, ``{"id": ..., "text": ...}`` dicts or
-:class:`~neardup_solr.records.Record`. Errors are exceptions of
-``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
-callable ``progress(stage, done, total)`` (``progress.py``); nothing is
-printed.
+Records are ``(id, text)`` pairs (a tuple, a list: any two-item sequence),
+``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.records.Record`. Errors are exceptions of ``errors.py``
+(``NeardupError`` and its kinds); progress goes to an optional callable
+``progress(stage, done, total)`` (``progress.py``); nothing is printed.
 """
 
 from __future__ import annotations
@@ -36,12 +35,15 @@ from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
 
-RecordLike = Union[Record, tuple[str, str], Mapping[str, str]]
+RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 
 
 def as_record(item: RecordLike) -> Record:
     """``item`` as a Record: a Record as it is, anything else checked by
     the rules a file's lines are (the id rule, some letters or digits).
+
+    An (id, text) pair is any two-item sequence (a tuple, or a list as
+    JSON reads one), not a string.
 
     Raises:
         InputError: not an (id, text) pair, or an id or text that breaks them.
@@ -50,7 +52,7 @@ def as_record(item: RecordLike) -> Record:
         return item
     if isinstance(item, Mapping) and "id" in item and "text" in item:
         record = Record(str(item["id"]), item["text"])
-    elif isinstance(item, tuple) and len(item) == 2:
+    elif isinstance(item, Sequence) and not isinstance(item, (str, bytes, bytearray)) and len(item) == 2:
         record = Record(str(item[0]), item[1])
     else:
         raise InputError(f"a record is an (id, text) pair or a dict with id and text, not {item!r:.60}")
