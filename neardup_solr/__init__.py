@@ -21,6 +21,8 @@ The pipeline, one module each, in order::
       -> candidates -> verify -> model -> pairs -> clusters
 
 - ``sources``, ``records``: files and standard input as (id, text) records;
+  ``tables``: Parquet files and DataFrames in, pairs as tables out (with
+  the extras pyarrow, pandas, polars, imported only when used);
 - ``text``, ``repair``: the reference normalization, and the repairs of the
   default mode;
 - ``shingles``, ``signatures`` (with ``murmur``): word 3-shingles and
@@ -53,7 +55,7 @@ The pipeline, one module each, in order::
 from .api import NearDuplicates
 from .bulk import Verified
 from .clusters import Cluster
-from .errors import InputError, LeanIndex, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
+from .errors import InputError, LeanIndex, MissingExtra, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
 from .pairs import Pair
 from .records import Record
 from .search import Match
@@ -71,6 +73,7 @@ __all__ = [
     "SolrFailure",
     "LeanIndex",
     "TooFewSignatures",
+    "MissingExtra",
 ]
 
 __version__ = "0.1.0"

@@ -6,8 +6,8 @@ true match.
 Each pair is written once, smaller id first, lines in id order, so two runs
 that find the same pairs write the same bytes. Files are written to a
 temporary name and renamed when complete: a crash never leaves a file that
-looks finished. CSV and JSON Lines, and texts beside the ids, are written
-and read as well (:mod:`neardup_solr.outputs` describes them).
+looks finished. CSV, JSON Lines and Parquet, and texts beside the ids,
+are written and read as well (:mod:`neardup_solr.outputs` describes them).
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from .errors import InputError
 from .files import reading
 from .outputs import TextLookup, pair_table, save_table
 from .records import id_key
-from .sources import RecordFile, open_bytes
+from .sources import STDIN, RecordFile, open_bytes
 
 PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
+# A Parquet file's first (and last) bytes.
+PARQUET_MAGIC = b"PAR1"
 
 
 class Pair(NamedTuple):
@@ -57,12 +59,25 @@ def write_pairs(path: Path | str, pairs: Iterable[Pair], format: str | None = No
 def read_pairs(path: Path | str) -> list[Pair]:
     """The pairs of a file :func:`write_pairs` wrote, in any of its formats,
     told apart by the first line (a JSON object, the CSV header, or TSV);
-    gzip is read through."""
+    gzip is read through; Parquet is told by its first bytes."""
+    if _is_parquet(path):
+        from .tables import pair_rows  # pyarrow, an extra: imported only when used
+
+        with reading(path, "pairs"):
+            return [_pair(path, number, fields) for number, fields in pair_rows(path)]
     with reading(path, "pairs"), open_bytes(RecordFile.of(path)) as opened:
         text = io.TextIOWrapper(opened.stream, encoding="utf-8-sig", newline="")
         first = text.readline()
         lines = chain([first], text)
         return [_pair(path, number, fields) for number, fields in _rows(lines, first, path)]
+
+
+def _is_parquet(path: Path | str) -> bool:
+    """Whether the file ``path`` starts as Parquet does (standard input never does)."""
+    if str(path) == STDIN:
+        return False
+    with reading(path, "pairs"), open(path, "rb") as start:
+        return start.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
 
 
 def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:
