@@ -5,8 +5,10 @@ From Python::
     from neardup_solr import NearDuplicates
     nd = NearDuplicates("http://127.0.0.1:8983/solr/neardup")
     nd.index(records)                  # (id, text) pairs or {"id", "text"} dicts
+    nd.index(df, id="sku", text=["title", "brand"])   # a pandas/polars DataFrame, an Arrow Table
     for pair in nd.pairs():            # a, b, distance, similarity, probability
         ...
+    nd.pairs().to_pandas()             # or .to_arrow(): the columns of CSV output
     nd.query("some text")              # best matches, with their scores
     nd.add(more); nd.pairs_of(more)    # more records, and their pairs
     nd.delete(ids); nd.clusters()

@@ -43,6 +43,42 @@ class Pair(NamedTuple):
         return frozenset((self.a, self.b))
 
 
+class PairTables:
+    """Pairs as the tables people hold: :meth:`to_arrow` and :meth:`to_pandas`
+    give the columns of CSV output (:func:`neardup_solr.tables.to_arrow`).
+    A mixin for anything that iterates pairs; a pair list is :class:`Pairs`."""
+
+    def to_arrow(self):
+        """The pairs as a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
+        from .tables import to_arrow  # pyarrow, an extra: imported only when used
+
+        return to_arrow(self)
+
+    def to_pandas(self):
+        """The pairs as a pandas DataFrame (pandas is an extra: ``[pandas]``)."""
+        from .tables import to_pandas  # pandas, an extra: imported only when used
+
+        return to_pandas(self)
+
+
+class Pairs(list, PairTables):
+    """A list of pairs that converts to a table (:class:`PairTables`)."""
+
+
+class PairStream(PairTables):
+    """Pairs as they are found (a generator's), that convert to a table once
+    (:class:`PairTables`): iterating it, or converting it, takes them."""
+
+    def __init__(self, pairs: Iterable[Pair]):
+        self._pairs = iter(pairs)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return self._pairs
+
+    def __next__(self) -> Pair:
+        return next(self._pairs)
+
+
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,
             probability: float | None = None) -> Pair:
     return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)

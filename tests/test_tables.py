@@ -11,17 +11,19 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, child_env, run_cli
-from neardup_solr import InputError, Pair
+from neardup_solr import InputError, NearDuplicates, Pair
 from neardup_solr.api import as_record
 from neardup_solr.clusters import Cluster, write_clusters
 from neardup_solr.errors import MissingField, NeardupError
-from neardup_solr.pairs import read_pairs, write_pairs
+from neardup_solr.pairs import Pairs, read_pairs, write_pairs
 from neardup_solr.records import Record, RecordReader
 from neardup_solr.sources import Layout, RecordFile
 
@@ -164,12 +166,114 @@ def test_cli_parquet_errors_are_one_line(core, tmp_path):
     assert done.stderr.startswith("neardup: error: Parquet cannot be read from standard input")
 
 
+@pytest.fixture(scope="module")
+def restaurant_rows(restaurant_records) -> list[dict]:
+    """The restaurants as a table: the id, the name's first word, the rest."""
+    rows = []
+    for line in restaurant_records.read_text(encoding="utf-8").splitlines():
+        record_id, text = line.split(" ", 1)
+        first, _, rest = text.partition(" ")
+        rows.append({"id": record_id, "first": first, "rest": rest})
+    return rows
+
+
 def _csv_of(rows: list[dict], path):
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, ["id", "first", "rest"])
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+def _report(core, out) -> bytes:
+    done = run_cli("report", str(out), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    return out.read_bytes() if out.suffix != ".parquet" else b""
+
+
+def test_dataframes_arrow_and_parquet_give_the_pairs_of_the_same_csv(core, tmp_path, restaurant_rows,
+                                                                     restaurants_dir):
+    _csv_of(restaurant_rows, tmp_path / "r.csv")
+    done = run_cli("index", str(tmp_path / "r.csv"), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    expected = _report(core, tmp_path / "csv-pairs.csv")
+    assert expected.count(b"\n") > 100
+
+    pq.write_table(pa.Table.from_pylist(restaurant_rows), tmp_path / "r.parquet", row_group_size=100)
+    done = run_cli("index", str(tmp_path / "r.parquet"), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    assert _report(core, tmp_path / "parquet-pairs.csv") == expected
+
+    nd = NearDuplicates(core)
+    frame = pd.DataFrame(restaurant_rows)
+    for name, table in (("pandas", frame), ("polars", pl.from_pandas(frame)),
+                        ("arrow", pa.Table.from_pandas(frame, preserve_index=False))):
+        assert nd.index(table, id="id", text=["first", "rest"]) == len(restaurant_rows), name
+        verified = nd.pairs()
+        write_pairs(tmp_path / f"{name}.csv", verified)
+        assert (tmp_path / f"{name}.csv").read_bytes() == expected, name
+
+    # The pairs as tables: the columns and values of the CSV output.
+    with open(tmp_path / "csv-pairs.csv", newline="", encoding="utf-8") as handle:
+        csv_rows = list(csv.DictReader(handle))
+    assert list(csv_rows[0]) == ["id_a", "id_b", "distance", "similarity", "probability"]
+
+    def as_csv(rows: list[dict]) -> list[dict]:
+        return [{k: (f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in row.items()} for row in rows]
+
+    arrow = verified.to_arrow()
+    assert arrow.column_names == list(csv_rows[0])
+    assert as_csv(arrow.to_pylist()) == csv_rows
+    frame = verified.to_pandas()
+    assert list(frame.columns) == list(csv_rows[0])
+    assert as_csv(frame.to_dict("records")) == csv_rows
+
+    # Parquet out: the same columns and values, read back as the same pairs.
+    _report(core, tmp_path / "pairs.parquet")
+    assert pq.read_table(tmp_path / "pairs.parquet").equals(arrow)
+    assert read_pairs(tmp_path / "pairs.parquet") == read_pairs(tmp_path / "csv-pairs.csv")
+    done = run_cli("report", str(tmp_path / "pairs.out"), "--format", "parquet", "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    assert pq.read_table(tmp_path / "pairs.out").equals(arrow)
+    scores = [run_cli("evaluate", str(tmp_path / name), "--gold", str(restaurants_dir / "gold_pairs.tsv"),
+                      "--no-plot") for name in ("pairs.parquet", "csv-pairs.csv")]
+    assert all(done.returncode == 0 for done in scores), scores
+    assert scores[0].stdout.splitlines()[-1] == scores[1].stdout.splitlines()[-1]
+    assert "f1=0.9" in scores[0].stdout
+
+    # The reference modes' pairs and a list of pairs convert too.
+    stream = nd.shingle_pairs()
+    write_pairs(tmp_path / "shingles.csv", nd.shingle_pairs())
+    with open(tmp_path / "shingles.csv", newline="", encoding="utf-8") as handle:
+        shingle_rows = list(csv.DictReader(handle))
+    assert shingle_rows and list(shingle_rows[0]) == ["id_a", "id_b", "distance"]
+    assert as_csv(stream.to_arrow().to_pylist()) == shingle_rows
+    some = Pairs(list(verified)[:5])
+    assert some.to_pandas().to_dict("records") == as_dicts(some)
+
+
+def as_dicts(pairs) -> list[dict]:
+    return [{"id_a": p.a, "id_b": p.b, "distance": p.distance, "similarity": round(p.similarity, 4),
+             "probability": round(p.probability, 4)} for p in sorted(pairs, key=lambda p: (int(p.a), int(p.b)))]
+
+
+def test_add_takes_a_table_and_its_pairs_convert(core):
+    nd = NearDuplicates(core)
+    nd.index([["1", "Art's Deli 12224 Ventura Blvd. Studio City"], ["2", "Hotel Bel-Air 701 Stone Canyon Rd."]])
+    more = pl.DataFrame({"sku": [3, 4], "title": ["Arts Deli", "Philippe the Original"],
+                         "street": ["12224 Ventura Boulevard Studio City", "1001 N. Alameda St."]})
+    assert nd.add(more, id="sku") == 2
+    assert nd.text("3") == "Arts Deli 12224 Ventura Boulevard Studio City"
+    found = nd.pairs_of([("3", nd.text("3"))], threshold=0.5)
+    assert [(p.a, p.b) for p in found] == [("1", "3")]
+    assert found.to_arrow().column_names == ["id_a", "id_b", "distance", "similarity"]
+    with pytest.raises(InputError, match=r"row 2 of the polars table: id '5' has no text") as raised:
+        nd.add(pl.DataFrame({"sku": [6, 5], "title": ["Spago", None]}), id="sku", text="title")
+    assert "\n" not in str(raised.value)
+    with pytest.raises(MissingField, match="no column 'name'"):
+        nd.add(more, id="sku", text=["name"])
+    with pytest.raises(InputError, match="id= and text= name a table's columns"):
+        nd.add([("9", "x")], id="sku")
 
 
 def test_parquet_pairs_and_clusters_hold_the_csv_columns_and_read_back(tmp_path):
@@ -236,3 +340,35 @@ def test_without_pyarrow_the_cli_says_which_extra_to_install(core, tmp_path):
     assert core.count() == 1
 
 
+def test_without_the_extras_the_api_raises_missing_extra(core):
+    code = f"""
+        import pandas as pd
+        from neardup_solr import MissingExtra, NearDuplicates, Pair
+        from neardup_solr.pairs import Pairs
+        nd = NearDuplicates({core.url!r})
+        for call in (lambda: nd.index(pd.DataFrame({{"id": ["1"], "text": ["Art's Deli"]}}), bands=4, band_rows=2),
+                     lambda: Pairs([Pair("1", "2", 0)]).to_arrow()):
+            try:
+                call()
+            except MissingExtra as err:
+                print(err.exit_code, err.extra, err)
+        nd.index([["1", "Art's Deli"]], bands=4, band_rows=2)
+        print(nd.solr.count())
+        """
+    done = _without(PYARROW, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "7 pandas reading a pandas table needs pyarrow, which is not installed (hint: pip install "
+        "'neardup-solr[pandas]')",
+        "7 parquet Arrow output needs pyarrow, which is not installed (hint: pip install 'neardup-solr[parquet]')",
+        "1",
+    ]
+    done = _without(("pandas",), """
+        from neardup_solr import MissingExtra, Pair
+        from neardup_solr.pairs import Pairs
+        try:
+            Pairs([Pair("1", "2", 0)]).to_pandas()
+        except MissingExtra as err:
+            print(err)
+        """)
+    assert done.stdout == "to_pandas() needs pandas, which is not installed (hint: pip install 'neardup-solr[pandas]')\n"
