@@ -5,8 +5,10 @@ From Python::
     from neardup_solr import NearDuplicates
     nd = NearDuplicates("http://127.0.0.1:8983/solr/neardup")
     nd.index(records)                  # (id, text) pairs or {"id", "text"} dicts
+    nd.index(df, id="sku", text=["title", "brand"])   # a pandas/polars DataFrame, an Arrow Table
     for pair in nd.pairs():            # a, b, distance, similarity, probability
         ...
+    nd.pairs().to_pandas()             # or .to_arrow(): the columns of CSV output
     nd.query("some text")              # best matches, with their scores
     nd.add(more); nd.pairs_of(more)    # more records, and their pairs
     nd.delete(ids); nd.clusters()
@@ -21,6 +23,8 @@ The pipeline, one module each, in order::
       -> candidates -> verify -> model -> pairs -> clusters
 
 - ``sources``, ``records``: files and standard input as (id, text) records;
+  ``tables``: Parquet files and DataFrames in, pairs as tables out (with
+  the extras pyarrow, pandas, polars, imported only when used);
 - ``text``, ``repair``: the reference normalization, and the repairs of the
   default mode;
 - ``shingles``, ``signatures`` (with ``murmur``): word 3-shingles and
@@ -53,7 +57,7 @@ The pipeline, one module each, in order::
 from .api import NearDuplicates
 from .bulk import Verified
 from .clusters import Cluster
-from .errors import InputError, LeanIndex, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
+from .errors import InputError, LeanIndex, MissingExtra, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
 from .pairs import Pair
 from .records import Record
 from .search import Match
@@ -71,6 +75,7 @@ __all__ = [
     "SolrFailure",
     "LeanIndex",
     "TooFewSignatures",
+    "MissingExtra",
 ]
 
 __version__ = "0.1.0"

@@ -7,8 +7,13 @@
     for pair in nd.pairs():
         print(pair.a, pair.b, pair.similarity, pair.probability)
 
-Records are ``(id, text)`` tuples, ``{"id": ..., "text": ...}`` dicts or
-:class:`~neardup_solr.records.Record`. Errors are exceptions of
+Records are ``(id, text)`` pairs (a tuple, a list: any two-item sequence),
+``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.records.Record`;
+:meth:`NearDuplicates.index` and :meth:`~NearDuplicates.add` take a pandas
+or polars DataFrame or a pyarrow Table too (``id=`` and ``text=`` name its
+columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
+``[polars]``, ``[parquet]``), and pairs convert with ``.to_pandas()`` and
+``.to_arrow()``. Errors are exceptions of
 ``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
 callable ``progress(stage, done, total)`` (``progress.py``); nothing is
 printed.
@@ -28,7 +33,7 @@ from .collisions import MAX_BUCKET
 from .documents import IndexSettings, banding_for, save_model
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
-from .pairs import Pair
+from .pairs import Pair, Pairs, PairStream
 from .progress import Progress
 from .records import Record, has_letters_or_digits, record_problem
 from .reference import reference_pairs
@@ -36,12 +41,17 @@ from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
 
-RecordLike = Union[Record, tuple[str, str], Mapping[str, str]]
+RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
+# The libraries whose tables index() and add() take, told by their types' module.
+TABLE_LIBRARIES = ("pandas", "polars", "pyarrow")
 
 
 def as_record(item: RecordLike) -> Record:
     """``item`` as a Record: a Record as it is, anything else checked by
     the rules a file's lines are (the id rule, some letters or digits).
+
+    An (id, text) pair is any two-item sequence (a tuple, or a list as
+    JSON reads one), not a string.
 
     Raises:
         InputError: not an (id, text) pair, or an id or text that breaks them.
@@ -50,7 +60,7 @@ def as_record(item: RecordLike) -> Record:
         return item
     if isinstance(item, Mapping) and "id" in item and "text" in item:
         record = Record(str(item["id"]), item["text"])
-    elif isinstance(item, tuple) and len(item) == 2:
+    elif isinstance(item, Sequence) and not isinstance(item, (str, bytes, bytearray)) and len(item) == 2:
         record = Record(str(item[0]), item[1])
     else:
         raise InputError(f"a record is an (id, text) pair or a dict with id and text, not {item!r:.60}")
@@ -61,8 +71,26 @@ def as_record(item: RecordLike) -> Record:
     return record
 
 
-def as_records(items: Iterable[RecordLike]) -> Iterator[Record]:
-    """``items`` as Records, one at a time (see :func:`as_record`)."""
+def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
+               text: str | Sequence[str] | None = None) -> Iterator[Record]:
+    """``items`` as Records, one at a time (see :func:`as_record`); a pandas
+    or polars DataFrame or a pyarrow Table as its rows, the id in column
+    ``id`` and the text the columns ``text`` (see
+    :func:`neardup_solr.tables.table_records`).
+
+    Raises:
+        InputError: as :func:`as_record`; ``id`` or ``text`` given with
+            records that are no table.
+        MissingExtra: a table, and pyarrow is not installed.
+    """
+    if type(items).__module__.split(".")[0] in TABLE_LIBRARIES:
+        from .tables import library_of, table_records  # pyarrow, an extra: imported only when used
+
+        if library_of(items) is not None:
+            return table_records(items, id, text)
+    if id is not None or text is not None:
+        raise InputError(f"id= and text= name a table's columns, and {type(items).__name__} is no table",
+                         hint="give a pandas or polars DataFrame or a pyarrow Table, or records without them")
     return (as_record(item) for item in items)
 
 
@@ -120,7 +148,8 @@ class NearDuplicates:
         records = [as_record(r) for r in sample]
         return banding_for([r.text for r in records], total or len(records), lsh_shingles)
 
-    def index(self, records: Iterable[RecordLike], *, bands: int | None = None, band_rows: int | None = None,
+    def index(self, records: Iterable[RecordLike] | object, *, id: str | None = None,
+              text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
@@ -131,7 +160,13 @@ class NearDuplicates:
         :func:`neardup_solr.indexer.replace_index`).
 
         Args:
-            records: the records; an id given twice keeps its last text.
+            records: the records; an id given twice keeps its last text. Or
+                a pandas or polars DataFrame or a pyarrow Table (converted
+                a batch of rows at a time, through pyarrow).
+            id: a table's id column (default ``id``).
+            text: a table's text column, or the columns joined in this
+                order into the text (default: every other column with a
+                text form), as a CSV file's are.
             bands, band_rows: the LSH banding; when neither is given it is
                 chosen from a sample of ``records`` (see :meth:`banding`),
                 which are then read into a list first. Given one, the other
@@ -156,13 +191,16 @@ class NearDuplicates:
             (collection and configset admin on SolrCloud).
 
         Raises:
-            InputError: a record breaks the id or text rules, or there was
-                no record at all (the index is left as it was).
+            InputError: a record (a table's row, named by its number) breaks
+                the id or text rules, or there was no record at all (the
+                index is left as it was).
+            MissingField: a table has no column ``id``, or one named in ``text``.
+            MissingExtra: a table, and pyarrow is not installed.
             SolrUnavailable, SolrFailure: Solr could not be reached, refused
                 (the admin requests too), or was still replaying its log
                 after five minutes.
         """
-        records = as_records(records)
+        records = as_records(records, id, text)
         if bands is None and band_rows is None:
             records = list(records)
             choice = self.banding(sample_of(records), len(records), lsh_shingles)
@@ -174,10 +212,12 @@ class NearDuplicates:
         self._changed()
         return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
 
-    def add(self, records: Iterable[RecordLike], *, batch_size: int = BATCH_SIZE,
+    def add(self, records: Iterable[RecordLike] | object, *, id: str | None = None,
+            text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
             progress: Progress | None = None) -> int:
-        """Add ``records`` to the index, built as it was; an id indexed
-        already is replaced. Their pairs come from :meth:`pairs_of`.
+        """Add ``records`` (or a table's rows, ``id`` and ``text`` naming its
+        columns, as :meth:`index` takes them) to the index, built as it was;
+        an id indexed already is replaced. Their pairs come from :meth:`pairs_of`.
 
         Returns:
             How many were added. Costs one update request per batch and a
@@ -185,15 +225,16 @@ class NearDuplicates:
             Solr; memory holds four batches.
 
         Raises:
-            InputError, SolrUnavailable, SolrFailure: as :meth:`index`.
+            InputError, MissingField, MissingExtra, SolrUnavailable,
+            SolrFailure: as :meth:`index`.
         """
+        records = as_records(records, id, text)
         self.solr.wait_until_replayed()
         self._changed()
-        return index_records(self.solr, as_records(records), self.settings, batch_size=batch_size,
-                             progress=progress)
+        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
 
     def pairs_of(self, records: Iterable[RecordLike], *, threshold: float | None = None,
-                 progress: Progress | None = None) -> list[Pair]:
+                 progress: Progress | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
@@ -205,10 +246,11 @@ class NearDuplicates:
 
         Returns:
             Pairs with distance, similarity and probability (``None`` before
-            any model). Costs one or two queries per record; memory holds
-            the pairs.
+            any model), a list that converts with ``to_pandas()`` and
+            ``to_arrow()``. Costs one or two queries per record; memory
+            holds the pairs.
         """
-        return self._search(threshold).pairs_with(as_records(records), progress=progress)
+        return Pairs(self._search(threshold).pairs_with(as_records(records), progress=progress))
 
     def pairs(self, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
               labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
@@ -244,24 +286,26 @@ class NearDuplicates:
         return verified
 
     def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
-                      progress: Progress | None = None) -> Iterator[Pair]:
+                      progress: Progress | None = None) -> PairStream:
         """The reference workflow's pairs: for each record, the
         ``per_record`` records sharing most word 3-shingles and its first
         word, kept within ``max_dist`` words of edit distance.
 
         Returns:
-            A generator of pairs (``similarity`` None), smaller id first.
-            Costs one query per record (four in flight); memory holds a
+            The pairs as they are found (``similarity`` None), smaller id
+            first; iterate it, or convert it once with ``to_pandas()`` or
+            ``to_arrow()``. Costs one query per record (four in flight); memory holds a
             page of 1000 records.
 
         Raises:
             LeanIndex: the index was built with ``reference=False``.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        return reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist, progress=progress)
+        return PairStream(reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist,
+                                          progress=progress))
 
     def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
-                      signatures: int = IndexSettings.signatures, progress: Progress | None = None) -> Iterator[Pair]:
+                      signatures: int = IndexSettings.signatures, progress: Progress | None = None) -> PairStream:
         """As :meth:`shingle_pairs`, with candidates sharing the first
         ``signatures`` MinHash values instead of shingles.
 
@@ -269,8 +313,8 @@ class NearDuplicates:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
-        return reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist, signatures=signatures,
-                               progress=progress)
+        return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
+                                          signatures=signatures, progress=progress))
 
     def query(self, text: str, *, exclude: str | None = None, threshold: float | None = None,
               limit: int | None = 10) -> list[Match]:

@@ -33,7 +33,7 @@ from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches
 from .documents import IndexSettings, lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
-from .pairs import Pair
+from .pairs import Pair, PairTables
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .repair import repair
@@ -61,10 +61,11 @@ TWICE = 2
 
 
 @dataclass
-class Verified:
+class Verified(PairTables):
     """The default mode's result: the pairs kept, and the match model fitted
     to all candidates (whose cut kept them, unless a threshold was given).
-    Iterating it gives the pairs."""
+    Iterating it gives the pairs; ``to_pandas()`` and ``to_arrow()`` give
+    them as a table (:class:`~neardup_solr.pairs.PairTables`)."""
 
     pairs: list[Pair]
     model: MatchModel

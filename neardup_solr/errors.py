@@ -76,3 +76,17 @@ class LeanIndex(NeardupError):
         super().__init__(f"the index has no fields for the {mode} mode (it was built without the reference fields)",
                          hint="index again with the reference fields")
         self.mode = mode
+
+
+class MissingExtra(NeardupError):
+    """A feature needs an optional package (``package``) that is not
+    installed; the hint names the extra (``extra``) that installs it."""
+
+    exit_code = 7
+
+    def __init__(self, feature: str, package: str, extra: str):
+        super().__init__(f"{feature} needs {package}, which is not installed",
+                         hint=f"pip install 'neardup-solr[{extra}]'")
+        self.feature = feature
+        self.package = package
+        self.extra = extra

@@ -93,10 +93,10 @@ def read_text(path: Path | str, what: str | None = None) -> str:
 
 
 @contextmanager
-def atomic_output(path: Path | str) -> Iterator[IO[str]]:
-    """A text file that appears at ``path`` only if the block completes;
-    gzip-compressed when the name ends in ``.gz``; standard output, written
-    as it goes, for ``-``.
+def atomic_output(path: Path | str, binary: bool = False) -> Iterator[IO]:
+    """A text file (with ``binary``, a binary one) that appears at ``path``
+    only if the block completes; gzip-compressed when the name ends in
+    ``.gz``; standard output, written as it goes, for ``-``.
 
     Raises:
         NeardupError: the file could not be made or finished (``cannot
@@ -104,7 +104,7 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
             error of the block itself passes through unchanged.
     """
     if is_stdout(path):
-        yield sys.stdout
+        yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
     path = Path(path)
@@ -124,13 +124,14 @@ def atomic_output(path: Path | str) -> Iterator[IO[str]]:
             with os.fdopen(fd, "wb") as raw:
                 # mtime 0 and no name in the header: the same data, the same bytes.
                 compressed = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0)
-                with io.TextIOWrapper(compressed, encoding="utf-8", newline="\n") as handle:
+                with compressed if binary else io.TextIOWrapper(compressed, encoding="utf-8",
+                                                                newline="\n") as handle:
                     yield handle
                     written = True
                 raw.flush()
                 os.fsync(raw.fileno())
         else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as handle:
                 yield handle
                 written = True
                 handle.flush()

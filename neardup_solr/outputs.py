@@ -13,6 +13,10 @@ Every result is a table, written in one of :data:`OUTPUT_FORMATS`:
   writes them (fields quoted where they hold commas, quotes or line breaks).
 - ``jsonl``: one JSON object a line, keyed by the column names, a missing
   value left out.
+- ``parquet`` (files only, with pyarrow, an extra): the CSV columns, typed
+  (ids and texts as strings, distance as int64, similarity and probability
+  as float64 rounded to 4 decimals, a list as a list of strings), written
+  by :mod:`neardup_solr.tables`.
 
 Columns that no row has a value for (a similarity in the reference modes, a
 probability without a fitted model) are left out of the table. Files are
@@ -37,7 +41,9 @@ from .records import id_key
 from .sources import format_from_name
 
 OUTPUT_FORMATS = ("tsv", "csv", "jsonl")
-_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+# What a file may be written as: the text formats, and Parquet.
+FILE_FORMATS = (*OUTPUT_FORMATS, "parquet")
+_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 # Similarity and probability are shown to 4 decimals: finer steps say
 # nothing a person or a threshold could use, and the files stay stable.
 DECIMALS = 4
@@ -72,7 +78,9 @@ class Table:
                      self.tsv_header)
 
 
-def _number(value: Any) -> Any:
+def rounded(value: Any) -> Any:
+    """A similarity or probability to :data:`DECIMALS` places, as the
+    outputs hold it; any other value as it is."""
     return round(value, DECIMALS) if isinstance(value, float) else value
 
 
@@ -127,18 +135,36 @@ def write_table(out: IO[str], table: Table, format: str) -> int:
         writer.writerows([_cell(v) for v in row] for row in table.rows)
     elif format == "jsonl":
         for row in table.rows:
-            out.write(json.dumps({k: _number(v) for k, v in zip(table.columns, row) if v is not None},
+            out.write(json.dumps({k: rounded(v) for k, v in zip(table.columns, row) if v is not None},
                                  ensure_ascii=False) + "\n")
     else:
         raise ValueError(f"format must be one of {OUTPUT_FORMATS}")
     return len(table.rows)
 
 
+def check_format(path: Path | str, format: str | None = None) -> None:
+    """Fail now if a table could not be written to ``path`` as ``format``
+    (or as its name implies) for want of a package: Parquet needs pyarrow.
+
+    Raises:
+        MissingExtra: the format's package is not installed.
+    """
+    if output_format(path, format) == "parquet":
+        from .tables import check_writable  # pyarrow, an extra: imported only when used
+
+        check_writable()
+
+
 def save_table(path: Path | str, table: Table, format: str | None = None) -> int:
     """Write ``table`` to the file ``path`` atomically, as ``format`` or as
     its name implies; returns the rows written."""
+    format = output_format(path, format)
+    if format == "parquet":
+        from .tables import write_parquet  # pyarrow, an extra: imported only when used
+
+        return write_parquet(path, table)
     with atomic_output(path) as out:
-        return write_table(out, table, output_format(path, format))
+        return write_table(out, table, format)
 
 
 def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:

@@ -6,8 +6,8 @@ true match.
 Each pair is written once, smaller id first, lines in id order, so two runs
 that find the same pairs write the same bytes. Files are written to a
 temporary name and renamed when complete: a crash never leaves a file that
-looks finished. CSV and JSON Lines, and texts beside the ids, are written
-and read as well (:mod:`neardup_solr.outputs` describes them).
+looks finished. CSV, JSON Lines and Parquet, and texts beside the ids,
+are written and read as well (:mod:`neardup_solr.outputs` describes them).
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from .errors import InputError
 from .files import reading
 from .outputs import TextLookup, pair_table, save_table
 from .records import id_key
-from .sources import RecordFile, open_bytes
+from .sources import STDIN, RecordFile, open_bytes
 
 PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
+# A Parquet file's first (and last) bytes.
+PARQUET_MAGIC = b"PAR1"
 
 
 class Pair(NamedTuple):
@@ -39,6 +41,42 @@ class Pair(NamedTuple):
     @property
     def key(self) -> frozenset[str]:
         return frozenset((self.a, self.b))
+
+
+class PairTables:
+    """Pairs as the tables people hold: :meth:`to_arrow` and :meth:`to_pandas`
+    give the columns of CSV output (:func:`neardup_solr.tables.to_arrow`).
+    A mixin for anything that iterates pairs; a pair list is :class:`Pairs`."""
+
+    def to_arrow(self):
+        """The pairs as a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
+        from .tables import to_arrow  # pyarrow, an extra: imported only when used
+
+        return to_arrow(self)
+
+    def to_pandas(self):
+        """The pairs as a pandas DataFrame (pandas is an extra: ``[pandas]``)."""
+        from .tables import to_pandas  # pandas, an extra: imported only when used
+
+        return to_pandas(self)
+
+
+class Pairs(list, PairTables):
+    """A list of pairs that converts to a table (:class:`PairTables`)."""
+
+
+class PairStream(PairTables):
+    """Pairs as they are found (a generator's), that convert to a table once
+    (:class:`PairTables`): iterating it, or converting it, takes them."""
+
+    def __init__(self, pairs: Iterable[Pair]):
+        self._pairs = iter(pairs)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return self._pairs
+
+    def __next__(self) -> Pair:
+        return next(self._pairs)
 
 
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,
@@ -57,12 +95,25 @@ def write_pairs(path: Path | str, pairs: Iterable[Pair], format: str | None = No
 def read_pairs(path: Path | str) -> list[Pair]:
     """The pairs of a file :func:`write_pairs` wrote, in any of its formats,
     told apart by the first line (a JSON object, the CSV header, or TSV);
-    gzip is read through."""
+    gzip is read through; Parquet is told by its first bytes."""
+    if _is_parquet(path):
+        from .tables import pair_rows  # pyarrow, an extra: imported only when used
+
+        with reading(path, "pairs"):
+            return [_pair(path, number, fields) for number, fields in pair_rows(path)]
     with reading(path, "pairs"), open_bytes(RecordFile.of(path)) as opened:
         text = io.TextIOWrapper(opened.stream, encoding="utf-8-sig", newline="")
         first = text.readline()
         lines = chain([first], text)
         return [_pair(path, number, fields) for number, fields in _rows(lines, first, path)]
+
+
+def _is_parquet(path: Path | str) -> bool:
+    """Whether the file ``path`` starts as Parquet does (standard input never does)."""
+    if str(path) == STDIN:
+        return False
+    with reading(path, "pairs"), open(path, "rb") as start:
+        return start.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
 
 
 def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:

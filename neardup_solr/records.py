@@ -1,6 +1,6 @@
 """Reading records without losing a valid one.
 
-Three formats (:mod:`sources` finds and opens the file, gzip or not, or
+Four formats (:mod:`sources` finds and opens the file, gzip or not, or
 standard input):
 
 - ``ID TEXT`` lines: an id, one space or tab, the text (only a space or
@@ -16,7 +16,10 @@ standard input):
   reading resumes at its second line, so a stray quote never swallows the
   rows after it;
 - JSON Lines, one object a line: the id field (a string or a whole number)
-  and the text fields (strings and numbers; a missing or null one is empty).
+  and the text fields (strings and numbers; a missing or null one is empty);
+- Parquet (:mod:`tables`, with pyarrow, an extra): rows found and joined
+  by the CSV rules (:func:`table_layout`, :func:`table_entry`), numbered
+  from 1, the first row of data.
 
 A UTF-8 byte-order mark at the start and CRLF line ends are fine in each.
 Entries that cannot be records are reported with the file and the line
@@ -53,12 +56,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
 from .errors import InputError, MissingField
-from .sources import GZIP_ERRORS, GZIP_MAGIC, Layout, Opened, RecordFile, cannot_read, open_bytes
+from .sources import GZIP_ERRORS, GZIP_MAGIC, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
+
+if TYPE_CHECKING:
+    from .tables import ParquetRows
 
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -198,7 +204,7 @@ class RecordReader:
     lines: int = 0
     format: str | None = None
     layout: Layout | None = None
-    _opened: Opened | None = field(default=None, init=False, repr=False)
+    _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
     _entries: Iterator[_Entry] | None = field(default=None, init=False, repr=False)
     _closing: ExitStack = field(default_factory=ExitStack, init=False, repr=False)
 
@@ -208,7 +214,7 @@ class RecordReader:
     @property
     def unit(self) -> str:
         """What an entry of the file is called in messages: line or row."""
-        return "row" if self.source.format in TABLE_DELIMITERS else "line"
+        return "row" if self.source.format in TABLE_FORMATS else "line"
 
     @property
     def size(self) -> int | None:
@@ -225,8 +231,14 @@ class RecordReader:
         a header without the id column, fails here, before any record."""
         if self._entries is None:
             with self._readable():
-                self._opened = self._closing.enter_context(open_bytes(self.source))
-                self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes)
+                if self.source.format == "parquet":
+                    from .tables import ParquetRows  # pyarrow, an extra: imported only when used
+
+                    self._opened = self._closing.enter_context(ParquetRows(self.source, self.max_line_bytes))
+                    self._entries = self._opened.entries()
+                else:
+                    self._opened = self._closing.enter_context(open_bytes(self.source))
+                    self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes)
         return self
 
     def close(self) -> None:
@@ -543,18 +555,33 @@ def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator
         raise InputError(f"{source.name}:row 1: the header is {first[2]}", hint="fix the header row")
     columns = [name.strip() for name in first[1]]
     width = len(columns)
-    layout = source.layout
-    id_at = _column(columns, layout.id_field, source.name, "id")
-    text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]
-    text_at = text_at or [i for i in range(len(columns)) if i != id_at]
-    if not text_at:
-        raise MissingField(f"{source.name}: the header has no column but the id column {layout.id_field!r}",
-                           "", "text")
-    return (_table_entry(line, row, cells, problem, columns, id_at, text_at)
+    id_at, text_at = table_layout(columns, source)
+    return (table_entry(line, row, cells, problem, columns, id_at, text_at)
             for row, (line, cells, problem) in enumerate(numbered, start=2))
 
 
-def _column(columns: list[str], wanted: str, name: str, role: str) -> int:
+def table_layout(columns: Sequence[str], source: RecordFile,
+                 usable: Callable[[int], bool] = lambda _: True) -> tuple[int, list[int]]:
+    """Where the id and the text columns of ``source``'s layout are among a
+    table's ``columns``: the id's position and the text columns', in the
+    order named (by default every other column that is ``usable``).
+
+    Raises:
+        MissingField: the id column or a named text column is not there, or
+            no column is left for the text.
+        InputError: a column wanted is named twice.
+    """
+    layout = source.layout
+    id_at = _column(columns, layout.id_field, source.name, "id")
+    text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]
+    text_at = text_at or [i for i in range(len(columns)) if i != id_at and usable(i)]
+    if not text_at:
+        raise MissingField(f"{source.name}: the header has no column but the id column {layout.id_field!r}",
+                           "", "text")
+    return id_at, text_at
+
+
+def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
     found = [i for i, column in enumerate(columns) if column == wanted]
     if len(found) > 1:
         raise InputError(f"{name}: column {wanted!r} appears {len(found)} times in the header",
@@ -565,8 +592,10 @@ def _column(columns: list[str], wanted: str, name: str, role: str) -> int:
     return found[0]
 
 
-def _table_entry(line: int, row: int, cells: list[str] | None, problem: str, columns: list[str], id_at: int,
-                 text_at: list[int]) -> _Entry:
+def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, columns: Sequence[str], id_at: int,
+                text_at: list[int]) -> _Entry:
+    """A table row's entry: its id and joined text, or why it is none
+    (``problem``, when the row could not be read as cells)."""
     if cells is None:
         return _Entry(line, row, reason=problem)
     if not any(cell.strip() for cell in cells):

@@ -6,9 +6,11 @@ them into records. Reading is streaming throughout: data is read in blocks
 and never held whole, so a file of any size costs the same memory.
 
 - **Format** comes from the name unless given: ``.csv``; ``.tsv`` or
-  ``.tab``; ``.jsonl`` or ``.ndjson``; anything else (and standard input) is
-  ``ID TEXT`` lines. A trailing ``.gz`` is looked through (``x.csv.gz`` is
-  CSV).
+  ``.tab``; ``.jsonl`` or ``.ndjson``; ``.parquet``; anything else (and
+  standard input) is ``ID TEXT`` lines. A trailing ``.gz`` is looked
+  through (``x.csv.gz`` is CSV). Parquet is read by :mod:`tables` (with
+  pyarrow, an extra), a batch of rows at a time; it is read from a file
+  only, since its layout is at its end.
 - **gzip** is recognised by its first two bytes, whatever the name, so a
   gzip stream piped into standard input is read as well.
 - **Progress**: :attr:`Opened.bytes_read` counts the bytes taken from the
@@ -35,8 +37,11 @@ from typing import BinaryIO
 
 from .errors import InputError
 
-INPUT_FORMATS = ("text", "csv", "tsv", "jsonl")
-_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+INPUT_FORMATS = ("text", "csv", "tsv", "jsonl", "parquet")
+# Formats whose records are rows of named columns (an id column, text columns).
+TABLE_FORMATS = ("csv", "tsv", "parquet")
+_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+              ".parquet": "parquet"}
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -73,7 +78,8 @@ class Layout:
 @dataclass(frozen=True)
 class RecordFile:
     """A records file: ``path`` (``None`` for standard input), its ``format``
-    (one of :data:`INPUT_FORMATS`) and ``layout`` (for CSV, TSV, JSON Lines).
+    (one of :data:`INPUT_FORMATS`) and ``layout`` (for CSV, TSV, Parquet,
+    JSON Lines).
     ``name`` is what messages call it."""
 
     path: Path | None
@@ -91,6 +97,9 @@ class RecordFile:
         if format is not None and format not in INPUT_FORMATS:
             raise ValueError(f"format must be one of {INPUT_FORMATS}")
         if str(where) == STDIN:
+            if format == "parquet":
+                raise InputError("Parquet cannot be read from standard input (its layout is at the end of the "
+                                 "file, read before its rows)", hint="give the Parquet file's path")
             return cls(None, STDIN_NAME, format or "text", layout or Layout())
         return cls(Path(where), str(where), format or format_from_name(where), layout or Layout())
 

@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 other failure; 2 wrong usage; 3 Solr unreachable;
 4 unusable input (or a bad line under ``--strict``); 5 Solr answered with an
-error; 6 done, but bad input lines were skipped; 130 interrupted.
+error; 6 done, but bad input lines were skipped; 7 an optional package is
+not installed (the hint names the extra); 130 interrupted.
 """
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from .. import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
 from ..files import check_output, is_stdout
 from ..local_solr import CORE
-from ..outputs import OUTPUT_FORMATS, TextLookup
+from ..outputs import FILE_FORMATS, OUTPUT_FORMATS, TextLookup
 from ..progress import Progress
-from ..records import TABLE_DELIMITERS, RecordReader
+from ..records import RecordReader
 from ..solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
-from ..sources import INPUT_FORMATS, Layout, RecordFile
+from ..sources import INPUT_FORMATS, TABLE_FORMATS, Layout, RecordFile
 
 EXIT_SKIPPED_LINES = 6
 
@@ -164,10 +164,12 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
         return functools.partial(record_input, replay_if=replay_if)
 
     @click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS),
-                  help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; else ID TEXT lines].")
-    @click.option("--id-column", metavar="NAME", help="CSV/TSV: the column holding the id.  [default: id]")
+                  help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; .parquet; else ID "
+                  "TEXT lines].")
+    @click.option("--id-column", metavar="NAME", help="CSV/TSV/Parquet: the column holding the id.  [default: id]")
     @click.option("--text-columns", metavar="A,B,...",
-                  help="CSV/TSV: the columns joined, in this order, into the text [default: every other column].")
+                  help="CSV/TSV/Parquet: the columns joined, in this order, into the text [default: every other "
+                  "column].")
     @click.option("--id-field", metavar="NAME", help="JSON Lines: the field holding the id.  [default: id]")
     @click.option("--text-fields", metavar="A,B,...",
                   help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
@@ -176,8 +178,9 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
     def wrapper(*args, records: Path, input_format: str | None, id_column: str | None, text_columns: str | None,
                 id_field: str | None, text_fields: str | None, **kwargs):
         source = RecordFile.of(records, input_format)
-        table, lines = source.format in TABLE_DELIMITERS, source.format == "jsonl"
-        for given, option, fits, kind in ((id_column or text_columns, "--id-column/--text-columns", table, "CSV/TSV"),
+        table, lines = source.format in TABLE_FORMATS, source.format == "jsonl"
+        for given, option, fits, kind in ((id_column or text_columns, "--id-column/--text-columns", table,
+                                           "CSV/TSV/Parquet"),
                                           (id_field or text_fields, "--id-field/--text-fields", lines, "JSON Lines")):
             if given and not fits:
                 raise click.UsageError(f"{option} are for {kind} input; {source.name} is read as {source.format} "
@@ -197,14 +200,19 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
     return wrapper
 
 
-def output_options(command=None, *, texts: bool = True):
-    """Adds ``--format`` (of what the command writes) and, with ``texts``,
-    ``--with-text``; passes ``out_format`` (``None``: from the file's name)
-    and ``with_text``."""
+def output_options(command=None, *, texts: bool = True, files: bool = True):
+    """Adds ``--format`` (of what the command writes: with ``files``, a file
+    that may be Parquet too) and, with ``texts``, ``--with-text``; passes
+    ``out_format`` (``None``: from the file's name) and ``with_text``."""
     if command is None:
-        return functools.partial(output_options, texts=texts)
-    command = click.option("--format", "out_format", type=click.Choice(OUTPUT_FORMATS),
-                           help="Output format [default: from the name: .csv, .jsonl, each also .gz; else TSV].")(command)
+        return functools.partial(output_options, texts=texts, files=files)
+    if files:
+        command = click.option("--format", "out_format", type=click.Choice(FILE_FORMATS),
+                               help="Output format [default: from the name: .csv, .jsonl, each also .gz; .parquet; "
+                               "else TSV].")(command)
+    else:
+        command = click.option("--format", "out_format", type=click.Choice(OUTPUT_FORMATS),
+                               help="Output format [default: TSV].")(command)
     if texts:
         command = click.option("--with-text", is_flag=True,
                                help="Add the records' texts (from Solr), so the file reads without a join.")(command)

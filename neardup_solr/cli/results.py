@@ -34,8 +34,9 @@ def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with
 
     Each connected component of the pairs is a cluster, largest first. The
     TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines; an OUT
-    named .csv or .jsonl (each also .gz), or --format, gives the same as CSV
-    or JSON Lines. --with-text lists one member a row with its text (from
+    named .csv or .jsonl (each also .gz) or .parquet, or --format, gives the
+    same as CSV, JSON Lines or Parquet (members a list of strings).
+    --with-text lists one member a row with its text (from
     Solr): `cluster_id, size, id, text`. PAIRS may be any pair file `report`
     writes.
 

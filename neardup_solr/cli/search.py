@@ -22,7 +22,7 @@ from ..labels import read_labels
 from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
 from ..model import summary, summary_path
 from ..files import atomic_output, is_stdout
-from ..outputs import match_table, pair_table, write_table
+from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
 from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
@@ -65,12 +65,15 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     """Index RECORDS, replacing what the index held.
 
     RECORDS is a file of `ID TEXT` lines, CSV or TSV with a header row, or
-    JSON Lines, each maybe gzipped; the format comes from the name (.csv,
-    .tsv, .jsonl, each also .gz) or --format. `-` reads standard input
-    (`ID TEXT` unless --format says otherwise). A CSV record's id is in the
-    column --id-column names (default `id`) and its text is the columns
-    --text-columns names, joined in that order (default: every other
-    column); JSON Lines likewise with --id-field and --text-fields.
+    JSON Lines, each maybe gzipped, or Parquet; the format comes from the
+    name (.csv, .tsv, .jsonl, each also .gz; .parquet) or --format. `-`
+    reads standard input (`ID TEXT` unless --format says otherwise; not
+    Parquet). A CSV or Parquet record's id is in the column --id-column
+    names (default `id`) and its text is the columns --text-columns names,
+    joined in that order (default: every other column; Parquet numbers,
+    dates and booleans as pyarrow writes them to CSV); JSON Lines likewise
+    with --id-field and --text-fields. Parquet needs pyarrow (`pip install
+    'neardup-solr[parquet]'`; without it, exit code 7).
 
     The LSH banding (bands x rows) is chosen from a sample of the records:
     the one catching the lowest similarity with probability 0.99 while a
@@ -87,7 +90,7 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     built with), records are added in place, and the new records' near
     duplicates are written as pairs, like `report` does.
 
-    Bad lines (rows, in CSV and TSV) are reported with file and line number
+    Bad lines (rows, in CSV, TSV and Parquet) are reported with file and line number
     and skipped, with a count at the end and exit code 6; the valid records
     are all indexed. A file without one valid record fails (exit code 4)
     and leaves the index as it was. With --strict the file is checked first and the first
@@ -100,11 +103,14 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
       neardup index data/addresses.txt
       neardup index customers.csv --id-column customer_id --text-columns name,street,city
       neardup index products.jsonl.gz --id-field sku --text-fields title,brand
+      neardup index products.parquet --id-column sku --text-columns title,brand
       zcat export.tsv.gz | neardup index - --format tsv
       neardup index --lean big.txt
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
     """
+    if pairs_out is not None:
+        check_format(pairs_out)
     if strict:
         for _ in RecordReader(records, strict=True):
             pass
@@ -168,9 +174,10 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
     `<TAB>similarity<TAB>probability` in the default mode. An OUT named .csv
-    or .jsonl (each also .gz), or --format, gives CSV (a header
-    `id_a,id_b,distance,similarity,probability`) or JSON Lines (one object a
-    pair) instead; --with-text adds both records' texts (`text_a`, `text_b`;
+    or .jsonl (each also .gz) or .parquet, or --format, gives CSV (a header
+    `id_a,id_b,distance,similarity,probability`), JSON Lines (one object a
+    pair) or Parquet (the CSV columns; needs `pip install
+    'neardup-solr[parquet]'`) instead; --with-text adds both records' texts (`text_a`, `text_b`;
     TSV then has a header too).
 
     The default mode finds, for all records at once, those sharing an LSH
@@ -191,11 +198,13 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report pairs.tsv
       neardup report pairs.csv --with-text
       neardup report pairs.jsonl.gz
+      neardup report pairs.parquet
       neardup report --threshold 0.6 pairs.tsv
       neardup report --labels labels.tsv pairs.tsv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
+    check_format(out, out_format)
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
@@ -271,7 +280,7 @@ def _cut_text(cut: float | None, none: str = "none: no match class in the data")
               f"else {DEFAULT_THRESHOLD}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
-@output_options(texts=False)
+@output_options(texts=False, files=False)
 @solr_connection
 def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, as_json: bool,
           out_format: str | None, solr: Solr) -> None:
