@@ -28,9 +28,9 @@ from .collisions import MAX_BUCKET
 from .documents import IndexSettings, banding_for, save_model
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
-from .pairs import Pair
+from .pairs import Pair, one_to_one as one_partner_each
 from .progress import Progress
-from .records import Record, has_letters_or_digits, record_problem
+from .records import Record, has_letters_or_digits, in_source, record_problem
 from .reference import reference_pairs
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
@@ -120,9 +120,10 @@ class NearDuplicates:
         records = [as_record(r) for r in sample]
         return banding_for([r.text for r in records], total or len(records), lsh_shingles)
 
-    def index(self, records: Iterable[RecordLike], *, bands: int | None = None, band_rows: int | None = None,
-              signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
+    def index(self, records: Iterable[RecordLike], *, source: str = "", bands: int | None = None,
+              band_rows: int | None = None, signatures: int = IndexSettings.signatures,
+              lsh_shingles: str = IndexSettings.lsh_shingles, reference: bool = True, batch_size: int = BATCH_SIZE,
+              progress: Progress | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
         collection on SolrCloud) that takes the old one's place at the same
@@ -132,6 +133,10 @@ class NearDuplicates:
 
         Args:
             records: the records; an id given twice keeps its last text.
+            source: the source they belong to (see
+                :func:`neardup_solr.records.keyed`): ids need only be unique
+                within a source, and pairs name it (``"a/17"``). ``""``, the
+                default, is no source.
             bands, band_rows: the LSH banding; when neither is given it is
                 chosen from a sample of ``records`` (see :meth:`banding`),
                 which are then read into a list first. Given one, the other
@@ -158,11 +163,12 @@ class NearDuplicates:
         Raises:
             InputError: a record breaks the id or text rules, or there was
                 no record at all (the index is left as it was).
+            NeardupError: ``source`` breaks the source rule (no request is sent).
             SolrUnavailable, SolrFailure: Solr could not be reached, refused
                 (the admin requests too), or was still replaying its log
                 after five minutes.
         """
-        records = as_records(records)
+        records = in_source(as_records(records), source)
         if bands is None and band_rows is None:
             records = list(records)
             choice = self.banding(sample_of(records), len(records), lsh_shingles)
@@ -174,10 +180,11 @@ class NearDuplicates:
         self._changed()
         return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
 
-    def add(self, records: Iterable[RecordLike], *, batch_size: int = BATCH_SIZE,
+    def add(self, records: Iterable[RecordLike], *, source: str = "", batch_size: int = BATCH_SIZE,
             progress: Progress | None = None) -> int:
-        """Add ``records`` to the index, built as it was; an id indexed
-        already is replaced. Their pairs come from :meth:`pairs_of`.
+        """Add ``records`` of ``source`` (see :meth:`index`) to the index,
+        built as it was; an id of that source indexed already is replaced.
+        Their pairs come from :meth:`pairs_of`.
 
         Returns:
             How many were added. Costs one update request per batch and a
@@ -185,20 +192,21 @@ class NearDuplicates:
             Solr; memory holds four batches.
 
         Raises:
-            InputError, SolrUnavailable, SolrFailure: as :meth:`index`.
+            InputError, NeardupError, SolrUnavailable, SolrFailure: as :meth:`index`.
         """
+        records = in_source(as_records(records), source)
         self.solr.wait_until_replayed()
         self._changed()
-        return index_records(self.solr, as_records(records), self.settings, batch_size=batch_size,
-                             progress=progress)
+        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
 
-    def pairs_of(self, records: Iterable[RecordLike], *, threshold: float | None = None,
+    def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", threshold: float | None = None,
                  progress: Progress | None = None) -> list[Pair]:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
         Args:
             records: the records whose near duplicates are wanted.
+            source: the source they were added with.
             threshold: smallest similarity (default: the pairs the model the
                 last :meth:`pairs` kept calls matches, else similarity 0.7).
             progress: told of the step "finding their duplicates".
@@ -208,16 +216,23 @@ class NearDuplicates:
             any model). Costs one or two queries per record; memory holds
             the pairs.
         """
-        return self._search(threshold).pairs_with(as_records(records), progress=progress)
+        return self._search(threshold).pairs_with(in_source(as_records(records), source), progress=progress)
 
-    def pairs(self, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
-              labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
-              warn: Callable[[str], None] = lambda _: None) -> Verified:
+    def pairs(self, *, link: bool = False, one_to_one: bool = False, threshold: float | None = None,
+              max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`.
 
         Args:
+            link: only pairs across sources (records indexed with different
+                ``source``): the candidates within one source are dropped
+                before the model is fitted, so it is fitted to the
+                cross-source candidates alone.
+            one_to_one: with ``link``, at most one partner for each record
+                in each other source: its most probable one, by the stable
+                assignment of :func:`neardup_solr.pairs.one_to_one`.
             threshold: a fixed smallest similarity instead of the model's cut.
             max_bucket: skip band keys held by more records than this.
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
@@ -235,10 +250,16 @@ class NearDuplicates:
             every candidate pair (16 bytes) and the candidates' texts.
 
         Raises:
+            NeardupError: ``one_to_one`` without ``link`` (no request is sent).
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        verified = lsh_pairs(self.solr, threshold=threshold, max_bucket=max_bucket, labels=labels, progress=progress,
-                             warn=warn)
+        if one_to_one and not link:
+            raise NeardupError("one partner each is a way of linking sources: it needs link=True",
+                               hint="ask for the linked pairs as well")
+        verified = lsh_pairs(self.solr, link=link, threshold=threshold, max_bucket=max_bucket, labels=labels,
+                             progress=progress, warn=warn)
+        if one_to_one:
+            verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)
         self._changed()
         return verified

@@ -24,7 +24,7 @@ from ..model import summary, summary_path
 from ..files import atomic_output, is_stdout
 from ..outputs import match_table, pair_table, write_table
 from ..pairs import write_pairs
-from ..records import RecordReader, sample_records
+from ..records import RecordReader, sample_records, source_problem
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
@@ -40,6 +40,9 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")
+@click.option("--source", default="", callback=lambda _ctx, _param, value: _source(value), metavar="NAME",
+              help="The source the records belong to (1-64 of A-Z a-z 0-9 . _ : -): ids need only be unique "
+              "within a source, pair files name it, and `report --link` links the sources. [default: none]")
 @click.option("--pairs", "pairs_out", type=OUTPUT_PATH, callback=checked_output(),
               help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
               "Lines by the name; `-` is stdout).")
@@ -59,7 +62,7 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None, threshold: float | None,
+def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, threshold: float | None,
           signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
@@ -95,6 +98,9 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     so does a header without the id column. On a terminal a bar shows the
     percent done and the time left, from the bytes read.
 
+    To link two tables, index each as a source of its own (--source, the
+    second with --append and its own columns) and ask `report --link`.
+
     \b
     Examples:
       neardup index data/addresses.txt
@@ -104,6 +110,8 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
       neardup index --lean big.txt
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
+      neardup index ours.csv --source ours --id-column sku
+      neardup index --append theirs.jsonl --source theirs --id-field code --text-fields title,brand
     """
     if strict:
         for _ in RecordReader(records, strict=True):
@@ -121,16 +129,16 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     started = time.monotonic()
     with reading_progress(reader, quiet) as bar:
         if append:
-            count = nd.add(reader, batch_size=batch_size, progress=bar_progress(bar))
+            count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar))
         else:
-            count = nd.index(reader, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
+            count = nd.index(reader, source=source, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
                              signatures=signatures, lsh_shingles=lsh_shingles, reference=not lean,
                              batch_size=batch_size, progress=bar_progress(bar))
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
-            found = nd.pairs_of(RecordReader(records), threshold=threshold, progress=bar_progress(bar))
+            found = nd.pairs_of(RecordReader(records), source=source, threshold=threshold, progress=bar_progress(bar))
         if pairs_out is None:
             write_table(sys.stdout, pair_table(found), "tsv")
         else:
@@ -138,6 +146,13 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
         say(f"{len(found)} pairs with the new records")
     if reader.bad:
         sys.exit(EXIT_SKIPPED_LINES)
+
+
+def _source(value: str) -> str:
+    """A --source value, checked by the source rule (a usage error, exit 2)."""
+    if problem := source_problem(value):
+        raise click.BadParameter(problem, param_hint="--source")
+    return value
 
 
 @click.command("report")
@@ -159,11 +174,16 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A labels file (`neardup serve --labels`: `id_a<TAB>id_b<TAB>same|different`): its pairs "
                    "sharpen the fitted model (default mode).")
+@click.option("--link", is_flag=True, help="Only pairs across sources (`index --source`); the model is fitted to "
+              "the candidates across sources alone (default mode).")
+@click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
+              "source, its most probable one (a stable assignment).")
 @output_options
 @solr_connection
 @quiet_option
 def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, rows: int, max_bucket: int,
-           labels: Path | None, out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
+           labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
+           quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
@@ -171,7 +191,9 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     or .jsonl (each also .gz), or --format, gives CSV (a header
     `id_a,id_b,distance,similarity,probability`) or JSON Lines (one object a
     pair) instead; --with-text adds both records' texts (`text_a`, `text_b`;
-    TSV then has a header too).
+    TSV then has a header too). When the records have sources (`index
+    --source`), each id is two columns, `source_a,id_a,source_b,id_b`, and
+    TSV has that header too.
 
     The default mode finds, for all records at once, those sharing an LSH
     band key of the repaired text's character 3-grams (no blocking), scores
@@ -186,6 +208,12 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     for each record's best ROWS candidates with the same first word by
     values shared, and keep those within MAX_DIST words.
 
+    --link keeps only the pairs of records of different sources, and fits
+    the model to the candidates across sources alone; --one-to-one then
+    keeps for each record at most its most probable partner in each other
+    source (pairs taken most probable first, each unless one of its records
+    is taken already).
+
     \b
     Examples:
       neardup report pairs.tsv
@@ -193,14 +221,20 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report pairs.jsonl.gz
       neardup report --threshold 0.6 pairs.tsv
       neardup report --labels labels.tsv pairs.tsv
+      neardup report --link links.csv
+      neardup report --link --one-to-one links.csv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
+    if mode != "lsh" and (link or one_to_one):
+        raise click.UsageError(f"--link and --one-to-one are for the default mode, not --{mode}")
+    if one_to_one and not link:
+        raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
         with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
-            verified = nd.pairs(threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
+            verified = nd.pairs(link=link, one_to_one=one_to_one, threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
