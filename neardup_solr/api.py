@@ -30,7 +30,7 @@ from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
 from .pairs import Pair, one_to_one as one_partner_each
 from .progress import Progress
-from .records import Record, has_letters_or_digits, in_source, record_problem
+from .records import Record, checked_source, has_letters_or_digits, in_source, record_problem
 from .reference import reference_pairs
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
@@ -293,13 +293,15 @@ class NearDuplicates:
         return reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist, signatures=signatures,
                                progress=progress)
 
-    def query(self, text: str, *, exclude: str | None = None, threshold: float | None = None,
+    def query(self, text: str, *, exclude: str | None = None, source: str = "", threshold: float | None = None,
               limit: int | None = 10) -> list[Match]:
         """The indexed records most like ``text``, best first.
 
         Args:
             text: any text, indexed or not.
-            exclude: an id left out (the text's own record).
+            exclude: an id left out (the text's own record; ``source/id``
+                for a record of a source).
+            source: only records of this source (default: every record).
             threshold: smallest similarity (default: the matches of the
                 model the last :meth:`pairs` kept, by similarity and number
                 agreement; else similarity 0.7).
@@ -314,11 +316,13 @@ class NearDuplicates:
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
                 keep), so nothing to compare; no request is sent.
+            NeardupError: ``source`` breaks the source rule; no request is sent.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
         if not has_letters_or_digits(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
-        return self._search(threshold).find(text, exclude=exclude)[:limit]
+        checked_source(source)
+        return self._search(threshold).find(text, exclude=exclude, within=source)[:limit]
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).

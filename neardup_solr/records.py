@@ -132,12 +132,37 @@ def source_of(key: str) -> str:
     return split_key(key)[0]
 
 
+def key_prefix(source: str) -> str:
+    """What every key of ``source`` (not the empty one) starts with."""
+    return keyed(source, "")
+
+
+def key_problem(key: str) -> str:
+    """Why ``key`` is no record's key (:func:`keyed`: its source breaks the
+    source rule or its id the id rule), or "" when it is one."""
+    source, record_id = split_key(key)
+    if keyed(source, record_id) != key:  # "/17": no source before the separator
+        return id_problem(key)
+    return source_problem(source) or id_problem(record_id)
+
+
 def source_problem(source: str) -> str:
     """Why ``source`` breaks the source rule, or "" when it keeps it (the
     empty source, no source, keeps it)."""
     if source and not _SOURCE.fullmatch(source):
         return f"source {source[:70]!r} breaks the source rule ({SOURCE_RULE})"
     return ""
+
+
+def checked_source(source: str) -> str:
+    """``source``, if it keeps the source rule.
+
+    Raises:
+        NeardupError: it breaks the rule.
+    """
+    if problem := source_problem(source):
+        raise NeardupError(problem, hint="name the source with letters, digits and . _ : - only")
+    return source
 
 
 def in_source(records: Iterable[Record], source: str) -> Iterator[Record]:
@@ -147,8 +172,7 @@ def in_source(records: Iterable[Record], source: str) -> Iterator[Record]:
     Raises:
         NeardupError: ``source`` breaks the source rule.
     """
-    if problem := source_problem(source):
-        raise NeardupError(problem, hint="name the source with letters, digits and . _ : - only")
+    checked_source(source)
     if not source:
         return iter(records)
     return (Record(keyed(source, r.id), r.text) for r in records)

@@ -15,6 +15,7 @@ from conftest import ROOT, run_cli, write_records
 from neardup_solr import NearDuplicates, NeardupError
 from neardup_solr.datasets import FODORS_PHONE, ZAGATS_PHONE, guide_texts
 from neardup_solr.evaluate import read_gold, score
+from neardup_solr.labels import read_labels
 from neardup_solr.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
 from neardup_solr.records import id_key, id_order, keyed, source_of, source_problem, split_key
 
@@ -155,6 +156,30 @@ def test_ids_repeated_across_sources_are_distinct_records_and_link(core):
     assert [p.key for p in nd.pairs(link=True, one_to_one=True)] == [p.key for p in linked]
     # Records added with their source find their pairs with it.
     assert {p.key for p in nd.pairs_of(THEIRS[:1], source="theirs")} == {frozenset({"ours/1", "theirs/1"})}
+
+
+def test_a_query_may_ask_one_source_only(core):
+    nd = NearDuplicates(core)
+    nd.index(OURS, source="ours", bands=42, band_rows=3)
+    nd.add(THEIRS, source="theirs")
+    text = "Art's Deli 12224 Ventura Blvd Studio City"
+    assert [m.id for m in nd.query(text)] == ["ours/1", "theirs/1"]
+    assert [m.id for m in nd.query(text, source="theirs")] == ["theirs/1"]
+    assert [m.id for m in nd.query(text, source="elsewhere")] == []
+    done = run_cli("query", "--id", "ours/1", "--source", "theirs", "--format", "csv", "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert [row["id"] for row in csv.DictReader(done.stdout.splitlines())] == ["theirs/1"]
+    done = run_cli("query", text, "--source", "the/irs", "--solr-url", core.url)
+    assert done.returncode == 2 and "breaks the source rule" in done.stderr
+
+
+def test_labels_may_name_records_of_sources(tmp_path):
+    path = tmp_path / "labels.tsv"
+    path.write_text("ours/1\ttheirs/1\tsame\nours/2\ttheirs/7\tdifferent\n/1\t2\tsame\nour s/1\t2\tsame\n")
+    bad = []
+    assert read_labels(path, on_bad=bad.append) == {frozenset({"ours/1", "theirs/1"}): True,
+                                                    frozenset({"ours/2", "theirs/7"}): False}
+    assert [b.line for b in bad] == [3, 4]
 
 
 def test_link_with_one_source_says_so_and_one_to_one_needs_link(core):

@@ -304,24 +304,29 @@ def _cut_text(cut: float | None, none: str = "none: no match class in the data")
               help="Smallest similarity shown [default: the cut of the model the last report fitted, "
               f"else {DEFAULT_THRESHOLD}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
+@click.option("--source", default="", callback=lambda _ctx, _param, value: _source(value), metavar="NAME",
+              help="Only matches of this source (`index --source`). [default: every record]")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
 @output_options(texts=False)
 @solr_connection
-def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, as_json: bool,
-          out_format: str | None, solr: Solr) -> None:
+def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, source: str,
+          as_json: bool, out_format: str | None, solr: Solr) -> None:
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
     Each match shows its similarity (the default mode's soft weighted cosine), its
     word edit distance, its id, its text and, once a report has fitted the
     match model, its probability of being a match, tab-separated; --format
     csv or jsonl writes them as CSV or JSON Lines. Exits 0 even when nothing
-    matches; the output then has no matches.
+    matches; the output then has no matches. A record of a source (`index
+    --source`) is SOURCE/ID, in --id and in the matches; --source keeps the
+    matches of one source.
 
     \b
     Examples:
       neardup query "Art's Deli 12224 Ventura Blvd. Studio City"
       neardup query "Art's Deli 12224 Ventura Blvd. Studio City" --format jsonl
       neardup query --id 536 --json
+      neardup query --id fodors/3 --source zagats
     """
     if (text is None) == (record_id is None):
         raise click.UsageError("give either TEXT or --id ID")
@@ -331,7 +336,7 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
     if record_id is not None:
         text = nd.text(record_id)
     try:
-        matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+        matches = nd.query(text, exclude=record_id, source=source, threshold=threshold, limit=limit)
     except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
         raise NeardupError(err.message, hint=err.hint) from None
     if as_json:
