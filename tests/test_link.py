@@ -258,3 +258,26 @@ def test_the_readme_linking_example_runs_as_written(core, capsys):
     exec(compile(code.replace(url, core.url), "README.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[:2] for line in lines] == [["ours/1", "theirs/1"], ["ours/2", "theirs/9"]]
+
+
+def test_the_service_adds_records_of_a_source_and_checks_against_one(core, serve):
+    NearDuplicates(core).index(OURS, source="ours", bands=42, band_rows=3)
+    service = serve("--solr-url", core.url)
+    answer = service.post("/records", params={"source": "theirs", "against": "ours"},
+                          json=[{"id": "1", "text": THEIRS[0][1]}, {"id": "2", "text": "Arts Deli 12224 Ventura Blvd"}])
+    assert answer.status_code == 200, answer.text
+    assert [(r["id"], [d["id"] for d in r["duplicates"]]) for r in answer.json()["records"]] == [
+        ("theirs/1", ["ours/1"]), ("theirs/2", ["ours/1"])]
+    assert core.count() == 6
+    # Against every source, the records just added find each other too.
+    found = service.get("/records/theirs/1/duplicates").json()
+    assert found["query"]["id"] == "theirs/1" and {m["id"] for m in found["matches"]} >= {"ours/1", "theirs/2"}
+    assert [m["id"] for m in service.get("/records/theirs/1/duplicates", params={"against": "ours"})
+            .json()["matches"]] == ["ours/1"]
+    text = {"text": "Art's Deli 12224 Ventura Blvd Studio City"}
+    assert [m["id"] for m in service.get("/duplicates", params=text | {"against": "theirs"}).json()["matches"]][:1] \
+        == ["theirs/1"]
+    bad = service.get("/duplicates", params=text | {"against": "the irs"})
+    assert bad.status_code == 400 and "breaks the source rule" in bad.json()["error"]
+    assert service.delete("/records/theirs/2").json() == {"deleted": ["theirs/2"]}
+    assert core.count() == 5

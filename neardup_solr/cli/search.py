@@ -24,7 +24,7 @@ from ..model import summary, summary_path
 from ..files import atomic_output, is_stdout
 from ..outputs import match_table, pair_table, write_table
 from ..pairs import write_pairs
-from ..records import RecordReader, sample_records, source_problem
+from ..records import RecordReader, checked_source, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
@@ -150,9 +150,10 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
 
 def _source(value: str) -> str:
     """A --source value, checked by the source rule (a usage error, exit 2)."""
-    if problem := source_problem(value):
-        raise click.BadParameter(problem, param_hint="--source")
-    return value
+    try:
+        return checked_source(value)
+    except NeardupError as err:
+        raise click.BadParameter(err.message, param_hint="--source") from None
 
 
 @click.command("report")
