@@ -171,12 +171,17 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
 
 def cluster_table(clusters: Iterable, texts: TextLookup | None = None) -> Table:
     """Clusters (``id``, ``members``) one a row; with ``texts``, one member a
-    row with its text."""
+    row with its text (and its source beside its id when members have sources)."""
     clusters = list(clusters)
     if texts is None:
         return Table(CLUSTER_COLUMNS, [[c.id, len(c.members), list(c.members)] for c in clusters],
                      tsv_header=True)
     found = texts(sorted({m for c in clusters for m in c.members}, key=id_key))
+    if any(split_key(m)[0] for c in clusters for m in c.members):
+        # Records of sources: each member's source and id in two columns, as in pair files.
+        return Table(("cluster_id", "size", "source", "id", "text"),
+                     [[c.id, len(c.members), *split_key(m), found.get(m)] for c in clusters for m in c.members],
+                     tsv_header=True)
     return Table(("cluster_id", "size", "id", "text"),
                  [[c.id, len(c.members), m, found.get(m)] for c in clusters for m in c.members], tsv_header=True)
 

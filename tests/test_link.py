@@ -132,6 +132,18 @@ def test_pair_files_with_sources_and_texts(tmp_path):
     assert read_pairs(out) == SOURCED
 
 
+def test_clusters_with_texts_name_each_members_source(tmp_path):
+    from neardup_solr.clusters import cluster_pairs, write_clusters
+    clusters = cluster_pairs(SOURCED)
+    write_clusters(tmp_path / "c.csv", clusters, texts=lambda keys: {k: f"text of {k}" for k in keys})
+    rows = list(csv.DictReader((tmp_path / "c.csv").open()))
+    assert [(r["source"], r["id"], r["text"]) for r in rows] == [
+        ("ours", "1", "text of ours/1"), ("theirs", "1", "text of theirs/1"),
+        ("ours", "2", "text of ours/2"), ("theirs", "7", "text of theirs/7")]
+    write_clusters(tmp_path / "c.tsv", clusters)  # members in one cell: their keys
+    assert (tmp_path / "c.tsv").read_text().splitlines()[1] == "1\t2\tours/1,theirs/1"
+
+
 def test_gold_pairs_may_name_their_sources(tmp_path):
     gold = tmp_path / "gold.tsv"
     gold.write_text("ours\t1\ttheirs\t1\nours 2 theirs 7\n3\t4\n")
