@@ -20,6 +20,13 @@ variants made from it. Cluster members land at random places in the file.
   so most duplicates differ in three words or more while the name's own
   words, the number and the street stay.
 
+``--two-sources`` writes two sources to link instead (``a.txt`` and
+``b.txt``, N records each, ids 1..N in each file, and ``true_pairs.tsv``
+as ``a ID b ID`` lines): half the records of each source stand for a
+business the other source holds too, as a variant of it (the original in
+``a``, its variant in ``b``); the others are in one source only. So every
+true pair is across the sources, and each record has at most one.
+
 Light, heavy and words variants of the same seed share their originals, so
 the levels differ only in the noise. The same seed, size and noise give the
 same bytes; ``light`` writes what this generator wrote before the other
@@ -112,10 +119,11 @@ class Layout:
 class Plan(Layout):
     """Business records: base records from small arrays of choices, variants at one noise level."""
 
-    def __init__(self, n: int, seed: int, noise: str = "light"):
+    def __init__(self, n: int, seed: int, noise: str = "light", share: float = CLUSTER_SHARE,
+                 sizes: tuple[int, ...] = CLUSTER_SIZES):
         if noise not in NOISE:
             raise ValueError(f"noise must be one of {', '.join(NOISE)}")
-        super().__init__(n, seed)
+        super().__init__(n, seed, share, sizes)
         self.choices = _choices(self.rng, self.bases)
         self.noise = noise
 
@@ -357,10 +365,41 @@ def generate(n: int, seed: int, out_dir: Path, noise: str = "light") -> tuple[Pa
     return plan.write(out_dir, plan.text)
 
 
+# Of two sources' records, the share in a pair across them (one original, one variant).
+LINKED_SHARE = 0.5
+SOURCES = ("a", "b")
+
+
+def generate_linked(n: int, seed: int, out_dir: Path, noise: str = "light") -> tuple[Path, Path, Path]:
+    """Write two sources of ``n`` records each, ``a.txt`` and ``b.txt`` (``ID
+    TEXT``, ids 1..n in file order in each), and ``true_pairs.tsv`` (``a ID
+    b ID``, by a's id): ``LINKED_SHARE`` of the records are pairs of an
+    original (in ``a``) and its variant (in ``b``)."""
+    plan = Plan(2 * n, seed, noise, LINKED_SHARE, (2,))
+    pairs = len(plan.sizes)
+    # Logical records 0..n-1 (the originals, then bases) are a's; n..2n-1 (bases, then the variants) b's.
+    rng = np.random.default_rng([seed, len(SOURCES)])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files, id_of = [], np.empty(2 * n, np.int64)
+    for number, name in enumerate(SOURCES):
+        logical = rng.permutation(n) + number * n
+        id_of[logical] = np.arange(1, n + 1)
+        files.append(out_dir / f"{name}.txt")
+        with open(files[-1], "w", encoding="utf-8", newline="\n") as out:
+            for position, record in enumerate(logical.tolist(), start=1):
+                out.write(f"{position} {plan.text(record)}\n")
+    truth = out_dir / "true_pairs.tsv"
+    found = sorted((int(id_of[c]), int(id_of[plan.bases + c])) for c in range(pairs))
+    with open(truth, "w", encoding="utf-8", newline="\n") as out:
+        out.writelines(f"{SOURCES[0]}\t{a}\t{SOURCES[1]}\t{b}\n" for a, b in found)
+    return files[0], files[1], truth
+
+
 def command_line(prog: str, doc: str, example: str, make: Callable[[argparse.Namespace], tuple[Path, Path]],
                  argv: list[str] | None = None, options: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
     """The generators' shared command line: ``--n --seed --out-dir`` (and
-    ``options``), then ``make(args)`` writes ``records.txt`` and ``true_pairs.tsv``."""
+    ``options``), then ``make(args)`` writes the records (one file, or one a
+    source) and ``true_pairs.tsv``, and returns their paths."""
     parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=f"example: {example}")
     parser.add_argument("--n", type=int, required=True, help="number of records")
@@ -372,18 +411,25 @@ def command_line(prog: str, doc: str, example: str, make: Callable[[argparse.Nam
     if args.n < 1:
         parser.error("--n must be at least 1")
     started = time.monotonic()
-    records, pairs = make(args)
+    *records, pairs = make(args)
     count = sum(1 for _ in open(pairs))
-    print(f"wrote {args.n} records to {records} and {count} true pairs to {pairs} "
-          f"in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    print(f"wrote {args.n} records{' each' if len(records) > 1 else ''} to {' and '.join(map(str, records))} and "
+          f"{count} true pairs to {pairs} in {time.monotonic() - started:.1f} s", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
     def noise(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--noise", choices=tuple(NOISE), default="light", help="how far variants stray (default light)")
+        parser.add_argument("--two-sources", action="store_true",
+                            help="two sources to link, a.txt and b.txt of N records each, true pairs across them")
+
+    def make(args: argparse.Namespace) -> tuple[Path, ...]:
+        if args.two_sources:
+            return generate_linked(args.n, args.seed, args.out_dir, args.noise)
+        return generate(args.n, args.seed, args.out_dir, args.noise)
 
     command_line("python -m bench.generate", __doc__, "python -m bench.generate --n 10000 --seed 1 --out-dir bench/data/10k",
-                 lambda args: generate(args.n, args.seed, args.out_dir, args.noise), argv, noise)
+                 make, argv, noise)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,13 @@ The data sets (``--sets``, all by default):
 - ``records-light``, ``records-heavy``, ``records-words``: ``bench.generate``
   business records at its three noise levels (20,000 records each);
 - ``people``: ``bench.people`` person records (10,000);
-- ``documents``: ``bench.documents`` documents of 100-600 words (2,000).
+- ``documents``: ``bench.documents`` documents of 100-600 words (2,000);
+- ``linked-light``, ``linked-light-one-to-one``: two sources to link
+  (``bench.generate --two-sources``, 20,000 records each, half of them in
+  a pair across the sources), each indexed as a source of its own
+  (``neardup index A --source a``, ``neardup index --append B --source
+  b``) and reported with ``--link`` (and ``--one-to-one``): the only sets
+  run with options, those of linking.
 
 Generated sets use ``--seed`` (1) and are written anew on every run into
 ``--data`` (``bench/data/quality``), where the pair files stay for a look
@@ -69,7 +75,10 @@ class DataSet:
     name: str
     size: int | None  # records by default; None: the set has a fixed size
     what: str  # what the set exercises, for the results file
-    prepare: Callable[[Path, int, int], tuple[Path, Path]]  # (folder, n, seed) -> (records, true pairs)
+    # (folder, n, seed) -> (records, true pairs); for a set of sources, a records file for each
+    prepare: Callable[[Path, int, int], tuple[Path | tuple[Path, ...], Path]]
+    sources: tuple[str, ...] = ()  # each records file indexed as its source (the second on with --append)
+    report_options: tuple[str, ...] = ()  # what `neardup report` is given besides the defaults
 
 
 def _reference_restaurants(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
@@ -93,6 +102,11 @@ def _records(noise: str) -> Callable[[Path, int, int], tuple[Path, Path]]:
     return lambda folder, n, seed: generate.generate(n, seed, folder, noise)
 
 
+def _linked(folder: Path, n: int, seed: int) -> tuple[tuple[Path, ...], Path]:
+    *records, truth = generate.generate_linked(n, seed, folder)
+    return tuple(records), truth
+
+
 SETS = {s.name: s for s in (
     DataSet("restaurants-reference", None, "short real records, two guides' wording; the reference numbering",
             _reference_restaurants),
@@ -109,6 +123,11 @@ SETS = {s.name: s for s in (
     DataSet("documents", 2_000, "documents of 100-600 words of real prose: near copies with paragraphs "
             "moved and sentences added or dropped, a footer shared by many non-copies",
             lambda folder, n, seed: documents.generate(n, seed, folder)),
+    DataSet("linked-light", 20_000, "two sources of business records to link, 20,000 each, half in a pair across "
+            "them (an original and its light variant); `--source`, `report --link`", _linked, generate.SOURCES,
+            ("--link",)),
+    DataSet("linked-light-one-to-one", 20_000, "the same two sources, `report --link --one-to-one`: at most one "
+            "partner a record", _linked, generate.SOURCES, ("--link", "--one-to-one")),
 )}
 
 
@@ -178,8 +197,14 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
     try:
         pairs = folder / "pairs.tsv"
         pairs.with_suffix(".model.json").unlink(missing_ok=True)  # only this run's model counts
-        index_s, _ = run_cli("index", str(records), "--solr-url", url, "--quiet")
-        report_s, said = run_cli("report", str(pairs), "--solr-url", url, "--quiet")
+        if data_set.sources:
+            index_s = 0.0
+            for number, (source, part) in enumerate(zip(data_set.sources, records)):
+                appended = ("--append", "--pairs", str(folder / f"new-{source}.tsv")) if number else ()
+                index_s += run_cli("index", *appended, str(part), "--source", source, "--solr-url", url, "--quiet")[0]
+        else:
+            index_s, _ = run_cli("index", str(records), "--solr-url", url, "--quiet")
+        report_s, said = run_cli("report", *data_set.report_options, str(pairs), "--solr-url", url, "--quiet")
         found = read_pairs(pairs)
         result = score(found, gold)
         solr = Solr(url, timeout=600)
@@ -199,7 +224,8 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         "index_seconds": index_s, "report_seconds": report_s, "report_said": said.strip(),
         "kernel": {"pairs": checked.pairs, "plain_seconds": checked.plain_seconds,
                    "kernel_seconds": checked.kernel_seconds},
-        "pairs_file": str(pairs), "gold_file": str(gold_file), "records_file": str(records),
+        "pairs_file": str(pairs), "gold_file": str(gold_file),
+        "records_file": ",".join(map(str, records)) if isinstance(records, tuple) else str(records),
     }
 
 
@@ -217,7 +243,8 @@ def markdown(command: str, machine_info: dict[str, str], rows: list[dict]) -> st
         "# Detection quality with defaults only",
         "",
         f"`{command}`: each data set indexed into a fresh core with `neardup index RECORDS` and reported with "
-        "`neardup report PAIRS`, no option changed, both run as child processes as users run them; the pairs "
+        "`neardup report PAIRS`, no option changed (but the linked sets' sources and `--link`, as their "
+        "descriptions below say), both run as child processes as users run them; the pairs "
         "scored against the set's true pairs as `neardup evaluate` scores them.",
         "",
         "Machine: " + ", ".join(f"{k} {v}" for k, v in machine_info.items()) + ".",

@@ -33,9 +33,9 @@ from .collisions import MAX_BUCKET
 from .documents import IndexSettings, banding_for, save_model
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
-from .pairs import Pair, Pairs, PairStream
+from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
-from .records import Record, has_letters_or_digits, record_problem
+from .records import Record, checked_source, has_letters_or_digits, in_source, record_problem
 from .reference import reference_pairs
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
@@ -148,7 +148,7 @@ class NearDuplicates:
         records = [as_record(r) for r in sample]
         return banding_for([r.text for r in records], total or len(records), lsh_shingles)
 
-    def index(self, records: Iterable[RecordLike] | object, *, id: str | None = None,
+    def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
@@ -167,6 +167,10 @@ class NearDuplicates:
             text: a table's text column, or the columns joined in this
                 order into the text (default: every other column with a
                 text form), as a CSV file's are.
+            source: the source they belong to (see
+                :func:`neardup_solr.records.keyed`): ids need only be unique
+                within a source, and pairs name it (``"a/17"``). ``""``, the
+                default, is no source.
             bands, band_rows: the LSH banding; when neither is given it is
                 chosen from a sample of ``records`` (see :meth:`banding`),
                 which are then read into a list first. Given one, the other
@@ -196,11 +200,12 @@ class NearDuplicates:
                 index is left as it was).
             MissingField: a table has no column ``id``, or one named in ``text``.
             MissingExtra: a table, and pyarrow is not installed.
+            NeardupError: ``source`` breaks the source rule (no request is sent).
             SolrUnavailable, SolrFailure: Solr could not be reached, refused
                 (the admin requests too), or was still replaying its log
                 after five minutes.
         """
-        records = as_records(records, id, text)
+        records = in_source(as_records(records, id, text), source)
         if bands is None and band_rows is None:
             records = list(records)
             choice = self.banding(sample_of(records), len(records), lsh_shingles)
@@ -212,12 +217,13 @@ class NearDuplicates:
         self._changed()
         return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
 
-    def add(self, records: Iterable[RecordLike] | object, *, id: str | None = None,
+    def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
             progress: Progress | None = None) -> int:
-        """Add ``records`` (or a table's rows, ``id`` and ``text`` naming its
-        columns, as :meth:`index` takes them) to the index, built as it was;
-        an id indexed already is replaced. Their pairs come from :meth:`pairs_of`.
+        """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
+        naming its columns, as :meth:`index` takes them) to the index, built
+        as it was; an id of that source indexed already is replaced. Their
+        pairs come from :meth:`pairs_of`.
 
         Returns:
             How many were added. Costs one update request per batch and a
@@ -225,21 +231,22 @@ class NearDuplicates:
             Solr; memory holds four batches.
 
         Raises:
-            InputError, MissingField, MissingExtra, SolrUnavailable,
+            InputError, MissingField, MissingExtra, NeardupError, SolrUnavailable,
             SolrFailure: as :meth:`index`.
         """
-        records = as_records(records, id, text)
+        records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
         self._changed()
         return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
 
-    def pairs_of(self, records: Iterable[RecordLike], *, threshold: float | None = None,
+    def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", threshold: float | None = None,
                  progress: Progress | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
         Args:
             records: the records whose near duplicates are wanted.
+            source: the source they were added with.
             threshold: smallest similarity (default: the pairs the model the
                 last :meth:`pairs` kept calls matches, else similarity 0.7).
             progress: told of the step "finding their duplicates".
@@ -250,16 +257,23 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(threshold).pairs_with(as_records(records), progress=progress))
+        return Pairs(self._search(threshold).pairs_with(in_source(as_records(records), source), progress=progress))
 
-    def pairs(self, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
-              labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
-              warn: Callable[[str], None] = lambda _: None) -> Verified:
+    def pairs(self, *, link: bool = False, one_to_one: bool = False, threshold: float | None = None,
+              max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`.
 
         Args:
+            link: only pairs across sources (records indexed with different
+                ``source``): the candidates within one source are dropped
+                before the model is fitted, so it is fitted to the
+                cross-source candidates alone.
+            one_to_one: with ``link``, at most one partner for each record
+                in each other source: its most probable one, by the stable
+                assignment of :func:`neardup_solr.pairs.one_to_one`.
             threshold: a fixed smallest similarity instead of the model's cut.
             max_bucket: skip band keys held by more records than this.
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
@@ -277,10 +291,16 @@ class NearDuplicates:
             every candidate pair (16 bytes) and the candidates' texts.
 
         Raises:
+            NeardupError: ``one_to_one`` without ``link`` (no request is sent).
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        verified = lsh_pairs(self.solr, threshold=threshold, max_bucket=max_bucket, labels=labels, progress=progress,
-                             warn=warn)
+        if one_to_one and not link:
+            raise NeardupError("one partner each is a way of linking sources: it needs link=True",
+                               hint="ask for the linked pairs as well")
+        verified = lsh_pairs(self.solr, link=link, threshold=threshold, max_bucket=max_bucket, labels=labels,
+                             progress=progress, warn=warn)
+        if one_to_one:
+            verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)
         self._changed()
         return verified
@@ -316,13 +336,15 @@ class NearDuplicates:
         return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
                                           signatures=signatures, progress=progress))
 
-    def query(self, text: str, *, exclude: str | None = None, threshold: float | None = None,
+    def query(self, text: str, *, exclude: str | None = None, source: str = "", threshold: float | None = None,
               limit: int | None = 10) -> list[Match]:
         """The indexed records most like ``text``, best first.
 
         Args:
             text: any text, indexed or not.
-            exclude: an id left out (the text's own record).
+            exclude: an id left out (the text's own record; ``source/id``
+                for a record of a source).
+            source: only records of this source (default: every record).
             threshold: smallest similarity (default: the matches of the
                 model the last :meth:`pairs` kept, by similarity and number
                 agreement; else similarity 0.7).
@@ -337,11 +359,13 @@ class NearDuplicates:
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
                 keep), so nothing to compare; no request is sent.
+            NeardupError: ``source`` breaks the source rule; no request is sent.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
         if not has_letters_or_digits(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
-        return self._search(threshold).find(text, exclude=exclude)[:limit]
+        checked_source(source)
+        return self._search(threshold).find(text, exclude=exclude, within=source)[:limit]
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).

@@ -34,6 +34,7 @@ from .documents import IndexSettings, lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair, PairTables
+from .records import source_of
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .repair import repair
@@ -81,9 +82,9 @@ class Verified(PairTables):
         return len(self.pairs)
 
 
-def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | None = MAX_BUCKET,
-              labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
-              warn: Callable[[str], None] = lambda _: None) -> Verified:
+def lsh_pairs(solr: Solr, *, link: bool = False, threshold: float | None = None,
+              max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
     """Every pair sharing a band key (or its MD5), scored; a match model fitted
     to all their similarities and number agreements; the pairs it calls
     matches (or those at or above ``threshold``).
@@ -97,6 +98,9 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     Args:
         solr: the index, built by :func:`neardup_solr.indexer.index_records`
             with the LSH fields.
+        link: only pairs across sources (:func:`across_sources`): the
+            candidates within one source are dropped as soon as they are
+            found, so the model is fitted to the cross-source ones alone.
         threshold: a fixed smallest similarity instead of the model's cut.
         max_bucket: band keys held by more records than this are skipped
             (and ``warn`` told how many); ``None`` keeps every key.
@@ -124,6 +128,8 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
     """
     settings = IndexSettings.load(solr)
     found, weighed = _weighed_candidates(solr, settings, max_bucket, progress, warn)
+    if link:
+        found = across_sources(found, warn)
     # Progress goes on with the candidate pairs.
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
@@ -173,6 +179,21 @@ def lsh_pairs(solr: Solr, *, threshold: float | None = None, max_bucket: int | N
             pairs.extend(part)
             caught.extend(chances)
     return Verified(pairs, model, cut, proposed_share([p.probability for p in pairs], caught))
+
+
+def across_sources(found: Candidates, warn: Callable[[str], None] = lambda _: None) -> Candidates:
+    """The candidates whose two records are of different sources
+    (:func:`neardup_solr.records.source_of`); ``ids`` kept as they are, so
+    the records' numbers still hold. ``warn`` is told when none is left
+    because every record is of one source. Costs a source lookup per
+    record and a byte per candidate."""
+    sources: dict[str, int] = {}
+    numbered = np.fromiter((sources.setdefault(source_of(i), len(sources)) for i in found.ids), np.int32,
+                           len(found.ids))
+    across = numbered[found.left] != numbered[found.right]
+    if len(sources) < 2 and len(found):
+        warn("every record is of one source, so no pair links two sources")
+    return Candidates(found.ids, found.left[across], found.right[across])
 
 
 def proposed_share(probabilities: list[float | None], caught: list[float]) -> float:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import TooFewSignatures
+from .records import key_prefix
 from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, WORD_SHINGLES
 from .signatures import untag
 from .solr import Solr, overlap_query, term
@@ -65,10 +66,10 @@ def query_values(doc: dict[str, Any], mode: Mode, signatures: int) -> list[str]:
 
 
 def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str],
-               per_record: int) -> list[dict[str, Any]]:
+               per_record: int, within: str = "") -> list[dict[str, Any]]:
     """The ``per_record`` other records sharing most ``values`` with ``doc``
     (one Solr request; ``doc`` needs ``id``, and ``first_word`` for a mode
-    that blocks on it)."""
+    that blocks on it); with ``within``, only records of that source."""
     if not values:
         return []
     query = overlap_query(mode.field, values)
@@ -77,6 +78,9 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str],
         # set of every record, built and cached anew for each record.
         query = f"({query}) -{term(ID, doc[ID])}"
     filters = [term(FIRST_WORD, doc[FIRST_WORD])] if mode.same_first_word else []
+    if within:
+        # A filter Solr caches: one a source, reused by every query of it.
+        filters.append(f"{{!prefix f={ID}}}{key_prefix(within)}")
     found = solr.search(
         query,
         fq=filters,

@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import InputError
 from .files import read_text
 from .pairs import Pair
-from .records import id_key
+from .records import id_key, keyed
 
 
 @dataclass(frozen=True)
@@ -97,15 +97,20 @@ class LabeledScore:
 
 
 def read_gold(path: Path | str) -> set[frozenset[str]]:
-    """Gold pairs: two ids per line, separated by a tab or spaces."""
+    """Gold pairs: two ids per line, separated by a tab or spaces; or, for
+    records with sources, four: ``source_a id_a source_b id_b`` (read as
+    the keys :func:`~neardup_solr.records.keyed` makes)."""
     gold = set()
     lines = read_text(path, "gold pairs").splitlines()
     for number, line in enumerate(lines, start=1):
         fields = line.split()
         if not fields:
             continue
-        if len(fields) != 2:
-            raise InputError(f"{path}:{number}: expected two ids, found {len(fields)} fields")
+        if len(fields) == 4:
+            fields = [keyed(fields[0], fields[1]), keyed(fields[2], fields[3])]
+        elif len(fields) != 2:
+            raise InputError(f"{path}:{number}: expected two ids (or source, id, source, id), found {len(fields)} "
+                             "fields")
         gold.add(frozenset(fields))
     return gold
 

@@ -14,7 +14,8 @@ appending at once never join or tear each other's lines.
 
 Reading keeps every valid line whatever its neighbours hold. A bad line
 (not three fields, an id the id rule rejects, one id twice, a label other
-than same or different) is handed to ``on_bad`` and skipped, the rule for
+than same or different; a record of a source is ``source/id``, its source
+kept to the source rule) is handed to ``on_bad`` and skipped, the rule for
 bad input everywhere in the project; without ``on_bad`` it raises
 :class:`~neardup_solr.errors.InputError` naming the file and line. Fields
 are separated by a tab or spaces, as in a gold-pairs file; empty lines are
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from .errors import InputError, NeardupError
 from .files import read_text
-from .records import BadLine, id_key, id_problem
+from .records import BadLine, id_key, key_problem
 
 SAME = "same"
 DIFFERENT = "different"
@@ -49,7 +50,7 @@ Labels = dict[frozenset[str], bool]
 def label_problem(a: str, b: str, label: str) -> str:
     """Why ``a``, ``b`` and ``label`` make no label, or "" when they do."""
     for record_id in (a, b):
-        if problem := id_problem(record_id):
+        if problem := key_problem(record_id):
             return problem
     if a == b:
         return f"a pair needs two ids, not {a!r} twice"

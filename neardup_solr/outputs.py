@@ -6,8 +6,8 @@ Every result is a table, written in one of :data:`OUTPUT_FORMATS`:
 - ``tsv``: tab-separated cells; numbers of similarity or probability with 4
   decimals; a cell that is missing at the end of a row is left out, one in
   the middle is empty. Tabs and line breaks inside a text become spaces.
-  Pair files have no header unless they hold texts (so a plain pair file
-  stays ``id<TAB>neighbour<TAB>distance[<TAB>similarity[<TAB>probability]]``);
+  Pair files have no header unless they hold texts or sources (so a plain
+  pair file stays ``id<TAB>neighbour<TAB>distance[<TAB>similarity[<TAB>probability]]``);
   cluster files have one.
 - ``csv``: a header row, then one row each, as Python's ``csv`` module
   writes them (fields quoted where they hold commas, quotes or line breaks).
@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from .errors import InputError
 from .files import atomic_output
-from .records import id_key
+from .records import id_key, split_key
 from .sources import format_from_name
 
 OUTPUT_FORMATS = ("tsv", "csv", "jsonl")
@@ -169,26 +169,45 @@ def save_table(path: Path | str, table: Table, format: str | None = None) -> int
 
 def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
     """Pairs (``a``, ``b``, ``distance``, ``similarity``, ``probability``) in
-    id order, with both records' texts when ``texts`` looks them up."""
+    id order, with both records' texts when ``texts`` looks them up.
+
+    When a record of any pair has a source (``records.keyed``), each id is
+    two columns, its source and its id in the source (``source_a, id_a,
+    source_b, id_b``), and TSV has a header too: without it the two ids
+    could not be told from four."""
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
-    columns = ("id_a", "id_b", "distance", "similarity", "probability")
-    values = [[p.a, p.b, p.distance, p.similarity, p.probability] for p in rows]
+    ends = [(split_key(p.a), split_key(p.b)) for p in rows]
+    sourced = any(a[0] or b[0] for a, b in ends)
+    columns: tuple[str, ...] = ("distance", "similarity", "probability")
+    values = [[p.distance, p.similarity, p.probability] for p in rows]
+    if sourced:
+        columns = ("source_a", "id_a", "source_b", "id_b") + columns
+        values = [[*a, *b, *row] for (a, b), row in zip(ends, values)]
+    else:
+        columns = ("id_a", "id_b") + columns
+        values = [[p.a, p.b, *row] for p, row in zip(rows, values)]
     if texts is not None:
         found = texts(sorted({i for p in rows for i in (p.a, p.b)}, key=id_key))
         columns += ("text_a", "text_b")
-        for row in values:
-            row += [found.get(row[0]), found.get(row[1])]
-    return Table(columns, values, tsv_header=texts is not None, optional=frozenset({"similarity", "probability"}))
+        for p, row in zip(rows, values):
+            row += [found.get(p.a), found.get(p.b)]
+    return Table(columns, values, tsv_header=texts is not None or sourced,
+                 optional=frozenset({"similarity", "probability"}))
 
 
 def cluster_table(clusters: Iterable, texts: TextLookup | None = None) -> Table:
     """Clusters (``id``, ``members``) one a row; with ``texts``, one member a
-    row with its text."""
+    row with its text (and its source beside its id when members have sources)."""
     clusters = list(clusters)
     if texts is None:
         return Table(CLUSTER_COLUMNS, [[c.id, len(c.members), list(c.members)] for c in clusters],
                      tsv_header=True)
     found = texts(sorted({m for c in clusters for m in c.members}, key=id_key))
+    if any(split_key(m)[0] for c in clusters for m in c.members):
+        # Records of sources: each member's source and id in two columns, as in pair files.
+        return Table(("cluster_id", "size", "source", "id", "text"),
+                     [[c.id, len(c.members), *split_key(m), found.get(m)] for c in clusters for m in c.members],
+                     tsv_header=True)
     return Table(("cluster_id", "size", "id", "text"),
                  [[c.id, len(c.members), m, found.get(m)] for c in clusters for m in c.members], tsv_header=True)
 

@@ -23,12 +23,14 @@ from typing import NamedTuple
 from .errors import InputError
 from .files import reading
 from .outputs import TextLookup, pair_table, save_table
-from .records import id_key
+from .records import id_key, keyed, source_of
 from .sources import STDIN, RecordFile, open_bytes
 
 PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
 # A Parquet file's first (and last) bytes.
 PARQUET_MAGIC = b"PAR1"
+# The ids' columns of a pair file whose records have sources (outputs.pair_table).
+SOURCED_COLUMNS = ("source_a", "id_a", "source_b", "id_b")
 
 
 class Pair(NamedTuple):
@@ -84,6 +86,43 @@ def ordered(a: str, b: str, distance: int, similarity: float | None = None,
     return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)
 
 
+def one_to_one(pairs: Iterable[Pair]) -> list[Pair]:
+    """At most one partner for each record in each other source: ``pairs``
+    taken greedily, most probable first (ties: the higher similarity, then
+    id order), each kept unless one of its records already has a partner
+    in the other's source. Pairs within one source are left as they are.
+
+    This is the stable matching of the pairs: no pair left out has two
+    records that would both rather have each other than the partners they
+    were given (or none), each record preferring the pair that comes first
+    in that order. As the order is total, that matching is the only stable
+    one (with distinct probabilities, the order of the ties never counts).
+    Pairs without a probability (no model fitted) go by similarity.
+
+    Returns:
+        The kept pairs, in the order given. Costs a sort of the pairs.
+    """
+    pairs = list(pairs)
+    taken: set[tuple[str, str]] = set()
+    kept: set[int] = set()
+    for at in sorted(range(len(pairs)), key=lambda n: _preference(pairs[n])):
+        a, b = pairs[at].a, pairs[at].b
+        ends = ((a, source_of(b)), (b, source_of(a)))
+        if source_of(a) != source_of(b) and (ends[0] in taken or ends[1] in taken):
+            continue
+        if source_of(a) != source_of(b):
+            taken.update(ends)
+        kept.add(at)
+    return [pair for at, pair in enumerate(pairs) if at in kept]
+
+
+def _preference(pair: Pair) -> tuple:
+    """Where ``pair`` stands in :func:`one_to_one`'s order: the most probable first."""
+    probability = -1.0 if pair.probability is None else pair.probability
+    similarity = -1.0 if pair.similarity is None else pair.similarity
+    return -probability, -similarity, id_key(pair.a), id_key(pair.b)
+
+
 def write_pairs(path: Path | str, pairs: Iterable[Pair], format: str | None = None,
                 texts: TextLookup | None = None) -> int:
     """Write ``pairs`` to ``path`` as ``format`` (by default as its name
@@ -118,7 +157,7 @@ def _is_parquet(path: Path | str) -> bool:
 
 def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:
     """Numbered rows of a pair file, as column name -> value text."""
-    if first.startswith(",".join(PAIR_COLUMNS[:2]) + ","):
+    if first.startswith((",".join(PAIR_COLUMNS[:2]) + ",", ",".join(SOURCED_COLUMNS) + ",")):
         reader = csv.DictReader(lines)
         for fields in reader:
             yield reader.line_num, fields
@@ -137,7 +176,7 @@ def _rows(lines: Iterator[str], first: str, path: Path | str) -> Iterator[tuple[
     columns = PAIR_COLUMNS
     for number, line in enumerate(lines, start=1):
         cells = line.rstrip("\r\n").split("\t")
-        if number == 1 and cells[:2] == list(PAIR_COLUMNS[:2]):
+        if number == 1 and (cells[:2] == list(PAIR_COLUMNS[:2]) or cells[:4] == list(SOURCED_COLUMNS)):
             columns = tuple(cells)  # a pair file with texts names its columns
             continue
         if line.strip():
@@ -150,6 +189,8 @@ def _pair(path: Path | str, number: int, fields: dict[str, str]) -> Pair:
     a, b = (fields.get(name) or "" for name in PAIR_COLUMNS[:2])
     if not a.strip() or not b.strip():
         raise InputError(f"{path}:{number}: expected the ids of a pair ({', '.join(PAIR_COLUMNS[:2])})")
+    a, b = (keyed((fields.get(name) or "").strip(), record_id.strip())
+            for name, record_id in zip(SOURCED_COLUMNS[::2], (a, b)))
     distance = fields.get("distance") or "0"
     if not distance.strip().isdigit():
         raise InputError(f"{path}:{number}: distance {distance!r} is not a whole number")

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from .errors import InputError, MissingField
+from .errors import InputError, MissingField, NeardupError
 from .sources import GZIP_ERRORS, GZIP_MAGIC, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 if TYPE_CHECKING:
@@ -68,6 +68,13 @@ if TYPE_CHECKING:
 
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# A source (the file or table a record came from, when two are linked): a
+# name like an id, shorter. The empty source is no source at all.
+SOURCE_RULE = "1-64 characters of A-Z a-z 0-9 . _ : -"
+_SOURCE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+# Between a record's source and its id in the key Solr holds: the id rule
+# and the source rule both leave it out, so a key splits one way only.
+KEY_SEPARATOR = "/"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 # A letter or digit of any script ("_" is punctuation, as in text.py).
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
@@ -112,9 +119,76 @@ class BadLine:
         return f"{self.path}:{where}: {self.reason}"
 
 
-def id_key(record_id: str) -> tuple[int, int, str]:
-    """Sort key that puts numeric ids in numeric order ("9" < "10")."""
-    return (0, int(record_id), record_id) if record_id.isdecimal() else (1, 0, record_id)
+def keyed(source: str, record_id: str) -> str:
+    """The key of the record ``record_id`` of ``source``, what Solr holds as
+    its unique id and every later step carries: ``source/id``, or the id
+    itself for the empty source (no source). Only this and
+    :func:`split_key` know how the two are joined."""
+    return f"{source}{KEY_SEPARATOR}{record_id}" if source else record_id
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(source, id) of a key :func:`keyed` made; ("", key) for a key without a source."""
+    source, separator, record_id = key.partition(KEY_SEPARATOR)
+    return (source, record_id) if separator else ("", key)
+
+
+def source_of(key: str) -> str:
+    """The source of a key (see :func:`keyed`); "" for none."""
+    return split_key(key)[0]
+
+
+def key_prefix(source: str) -> str:
+    """What every key of ``source`` (not the empty one) starts with."""
+    return keyed(source, "")
+
+
+def key_problem(key: str) -> str:
+    """Why ``key`` is no record's key (:func:`keyed`: its source breaks the
+    source rule or its id the id rule), or "" when it is one."""
+    source, record_id = split_key(key)
+    if keyed(source, record_id) != key:  # "/17": no source before the separator
+        return id_problem(key)
+    return source_problem(source) or id_problem(record_id)
+
+
+def source_problem(source: str) -> str:
+    """Why ``source`` breaks the source rule, or "" when it keeps it (the
+    empty source, no source, keeps it)."""
+    if source and not _SOURCE.fullmatch(source):
+        return f"source {source[:70]!r} breaks the source rule ({SOURCE_RULE})"
+    return ""
+
+
+def checked_source(source: str) -> str:
+    """``source``, if it keeps the source rule.
+
+    Raises:
+        NeardupError: it breaks the rule.
+    """
+    if problem := source_problem(source):
+        raise NeardupError(problem, hint="name the source with letters, digits and . _ : - only")
+    return source
+
+
+def in_source(records: Iterable[Record], source: str) -> Iterator[Record]:
+    """``records`` with their ids made keys of ``source`` (:func:`keyed`),
+    one at a time; the source is checked at once.
+
+    Raises:
+        NeardupError: ``source`` breaks the source rule.
+    """
+    checked_source(source)
+    if not source:
+        return iter(records)
+    return (Record(keyed(source, r.id), r.text) for r in records)
+
+
+def id_key(record_id: str) -> tuple[str, int, int, str]:
+    """Sort key that puts keys in source order, and within a source numeric
+    ids in numeric order ("9" < "10"); keys without a source come first."""
+    source, record_id = split_key(record_id)
+    return (source, 0, int(record_id), record_id) if record_id.isdecimal() else (source, 1, 0, record_id)
 
 
 def id_order(ids: Sequence[str]) -> np.ndarray:

@@ -81,13 +81,14 @@ class OnlineSearch:
             known.update({word: found.get(word, 0) for word in missing})
         return Weights(self._doc_count, {word: known[word] for word in words})
 
-    def find(self, text: str, exclude: str | None = None) -> list[Match]:
+    def find(self, text: str, exclude: str | None = None, within: str = "") -> list[Match]:
         """The matches of ``text``, most similar first
-        (ties by id); ``exclude`` is an id left out (the text's own record).
+        (ties by id); ``exclude`` is an id left out (the text's own record);
+        ``within`` a source the matches must be of (all by default).
         Costs one or two Solr requests."""
         repaired = repair(text)
         doc = {ID: exclude or "", TEXT: text}
-        found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.per_record)
+        found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.per_record, within)
         if not found:
             return []
         tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other[TEXT])) for other in found)]

@@ -75,7 +75,7 @@ from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
 from .labels import LabelStore, gold_text, label_problem, label_rows
-from .records import MAX_LINE_BYTES, Record, field_problem, size_problem
+from .records import MAX_LINE_BYTES, Record, checked_source, field_problem, in_source, size_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
 from .text import is_blank
@@ -237,6 +237,19 @@ def _match(match: Match) -> dict[str, Any]:
     return {"id": match.id, "similarity": round(match.similarity, 4),
             "probability": None if match.probability is None else round(match.probability, 4),
             "distance": match.distance, "text": match.text}
+
+
+SOURCE_HELP = "the source the records belong to (answered as source/id; default: none)"
+AGAINST_HELP = "only duplicates of this source (default: every record)"
+
+
+def _checked_sources(*sources: str) -> None:
+    """Each of ``sources`` keeps the source rule, or the request is a 400."""
+    for source in sources:
+        try:
+            checked_source(source)
+        except NeardupError as err:
+            raise ServiceError(400, err.message, err.hint) from None
 
 
 def _failure(status: int, message: str, hint: str | None = None) -> JSONResponse:
@@ -509,22 +522,27 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
                                           413: {"model": Failure, "description": "the body is too large"},
                                           415: {"model": Failure, "description": "the body is not JSON"}})
     async def post_records(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000,
-                                                                description="most duplicates per record")):
+                                                                description="most duplicates per record"),
+                           source: str = Query("", description=SOURCE_HELP),
+                           against: str = Query("", description=AGAINST_HELP)):
         """Index one record or a list (an id indexed already is replaced) and
-        answer each one's near duplicates among everything indexed, these
-        records included, best first."""
+        answer each one's near duplicates among everything indexed (or the
+        records of the source ``against``), these records included, best
+        first. Records of a ``source`` are answered as ``source/id``."""
         _json_only(request, "records")
+        _checked_sources(source, against)
         body = await _capped_body(request, max_body, "send the records in parts")
         # The body is read here, asynchronously, up to the cap; parsing it and
         # Solr's calls block, so they run in a worker thread.
-        return await run_in_threadpool(add_and_find, body, limit)
+        return await run_in_threadpool(add_and_find, body, limit, source, against)
 
-    def add_and_find(body: bytes, limit: int) -> dict[str, Any]:
-        records = _records_of(body)
+    def add_and_find(body: bytes, limit: int, source: str, against: str) -> dict[str, Any]:
+        records = list(in_source(_records_of(body), source))
         ensure_built()
         writer = NearDuplicates(nd.solr)
         added = writer.add(records)
-        answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, limit=limit)]}
+        answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
+                                                                               limit=limit)]}
                    for r in records]
         shared[0] = writer
         return {"added": added, "records": answers}
@@ -533,24 +551,29 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     def duplicates(text: str = Query(..., description="any text, indexed or not"),
                    limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most matches"),
                    threshold: float | None = Query(None, ge=0, le=1, description="smallest similarity "
-                                                   "(default: the match model's cut)")):
+                                                   "(default: the match model's cut)"),
+                   against: str = Query("", description=AGAINST_HELP)):
         """The indexed records most like ``text``, best first."""
+        _checked_sources(against)
         if is_blank(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
-        matches = shared[0].query(text, threshold=threshold, limit=limit)
+        matches = shared[0].query(text, source=against, threshold=threshold, limit=limit)
         return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
 
-    @app.get("/records/{record_id}/duplicates", response_model=Found,
+    # A record of a source is source/id: the path's id may hold a slash.
+    @app.get("/records/{record_id:path}/duplicates", response_model=Found,
              responses=FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
     def record_duplicates(record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
-                          threshold: float | None = Query(None, ge=0, le=1)):
+                          threshold: float | None = Query(None, ge=0, le=1),
+                          against: str = Query("", description=AGAINST_HELP)):
         """The near duplicates of an indexed record, best first."""
+        _checked_sources(against)
         reader = shared[0]
         text = _text(reader, record_id)
-        matches = reader.query(text, exclude=record_id, threshold=threshold, limit=limit)
+        matches = reader.query(text, exclude=record_id, source=against, threshold=threshold, limit=limit)
         return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
 
-    @app.delete("/records/{record_id}", response_model=Deleted, dependencies=[Depends(authorized)],
+    @app.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
                 responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
     def delete_record(record_id: str):
         """Delete a record and commit."""

@@ -52,7 +52,8 @@ BATCH_ROWS = 8192
 # The extra that installs each package (pandas and polars are converted through pyarrow).
 EXTRAS = {"pyarrow": "parquet", "pyarrow.parquet": "parquet", "pandas": "pandas", "polars": "polars"}
 # Types of the output columns whose type is known, so an empty table has them too.
-_COLUMN_TYPES = {"id_a": "string", "id_b": "string", "text_a": "string", "text_b": "string", "distance": "int64",
+_COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
+                 "text_a": "string", "text_b": "string", "distance": "int64",
                  "similarity": "float64", "probability": "float64", "cluster_id": "int64", "size": "int64",
                  "id": "string", "text": "string"}
 

@@ -8,7 +8,7 @@ import statistics
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from bench.generate import NOISE, Plan, _base_parts, generate
+from bench.generate import NOISE, Plan, _base_parts, generate, generate_linked
 
 
 def read(folder):
@@ -154,3 +154,21 @@ def test_word_level_variants_keep_the_name_number_and_street():
         assert Levenshtein.distance([w for _, w in original], variant) >= 2
         checked += 1
     assert checked > 100
+
+
+def test_two_sources_hold_half_their_records_in_pairs_across_them(tmp_path):
+    a, b, truth = generate_linked(4000, 3, tmp_path / "one")
+    generate_linked(4000, 3, tmp_path / "again")
+    for name in ("a.txt", "b.txt", "true_pairs.tsv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+    texts = {}
+    for source, path in (("a", a), ("b", b)):
+        lines = [line.split(" ", 1) for line in path.read_text().splitlines()]
+        assert [i for i, _ in lines] == [str(n) for n in range(1, 4001)]
+        texts[source] = dict(lines)
+    pairs = [line.split("\t") for line in truth.read_text().splitlines()]
+    assert len(pairs) == 2000 and {(p[0], p[2]) for p in pairs} == {("a", "b")}
+    # Each record in one pair at most; the variant is a near copy of its original.
+    assert len({p[1] for p in pairs}) == len({p[3] for p in pairs}) == 2000
+    distances = [Levenshtein.normalized_distance(texts["a"][p[1]], texts["b"][p[3]]) for p in pairs]
+    assert statistics.median(distances) < 0.2

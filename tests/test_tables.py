@@ -372,3 +372,19 @@ def test_without_the_extras_the_api_raises_missing_extra(core):
             print(err)
         """)
     assert done.stdout == "to_pandas() needs pandas, which is not installed (hint: pip install 'neardup-solr[pandas]')\n"
+
+
+def test_pairs_with_sources_keep_their_source_columns_in_parquet_and_frames(tmp_path):
+    # Keys "source/id" are written as source and id columns, as CSV writes them, and read back whole.
+    pairs = [Pair("fodors/1", "zagats/1", 0, 0.9, 0.99), Pair("fodors/2", "zagats/10", 1, 0.8, 0.7)]
+    write_pairs(tmp_path / "links.parquet", pairs)
+    write_pairs(tmp_path / "links.csv", pairs)
+    assert read_pairs(tmp_path / "links.parquet") == pairs
+    table = pq.read_table(tmp_path / "links.parquet")
+    assert table.column_names[:4] == ["source_a", "id_a", "source_b", "id_b"]
+    assert table.column("id_b").to_pylist() == ["1", "10"] and table.schema.field("id_b").type == pa.string()
+    frame = Pairs(pairs).to_pandas()
+    with open(tmp_path / "links.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(frame.columns) == list(rows[0])
+    assert frame["source_b"].tolist() == [row["source_b"] for row in rows] == ["zagats", "zagats"]

@@ -25,7 +25,7 @@ from .common import EXIT_SKIPPED_LINES, say
 @click.command("evaluate")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="True pairs, two ids per line.")
+              help="True pairs, two ids per line (records of sources: source_a id_a source_b id_b).")
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A labels file (`id_a<TAB>id_b<TAB>same|different` lines, the latest for a pair wins), as "
               "`neardup serve` writes it: only labeled pairs count.")

@@ -24,7 +24,7 @@ from ..model import summary, summary_path
 from ..files import atomic_output, is_stdout
 from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
-from ..records import RecordReader, sample_records
+from ..records import RecordReader, checked_source, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
@@ -40,6 +40,9 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")
+@click.option("--source", default="", callback=lambda _ctx, _param, value: _source(value), metavar="NAME",
+              help="The source the records belong to (1-64 of A-Z a-z 0-9 . _ : -): ids need only be unique "
+              "within a source, pair files name it, and `report --link` links the sources. [default: none]")
 @click.option("--pairs", "pairs_out", type=OUTPUT_PATH, callback=checked_output(),
               help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
               "Lines by the name; `-` is stdout).")
@@ -59,7 +62,7 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None, threshold: float | None,
+def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, threshold: float | None,
           signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
@@ -98,6 +101,9 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     so does a header without the id column. On a terminal a bar shows the
     percent done and the time left, from the bytes read.
 
+    To link two tables, index each as a source of its own (--source, the
+    second with --append and its own columns) and ask `report --link`.
+
     \b
     Examples:
       neardup index data/addresses.txt
@@ -108,6 +114,8 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
       neardup index --lean big.txt
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
+      neardup index ours.csv --source ours --id-column sku
+      neardup index --append theirs.jsonl --source theirs --id-field code --text-fields title,brand
     """
     if pairs_out is not None:
         check_format(pairs_out)
@@ -127,16 +135,16 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
     started = time.monotonic()
     with reading_progress(reader, quiet) as bar:
         if append:
-            count = nd.add(reader, batch_size=batch_size, progress=bar_progress(bar))
+            count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar))
         else:
-            count = nd.index(reader, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
+            count = nd.index(reader, source=source, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
                              signatures=signatures, lsh_shingles=lsh_shingles, reference=not lean,
                              batch_size=batch_size, progress=bar_progress(bar))
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
-            found = nd.pairs_of(RecordReader(records), threshold=threshold, progress=bar_progress(bar))
+            found = nd.pairs_of(RecordReader(records), source=source, threshold=threshold, progress=bar_progress(bar))
         if pairs_out is None:
             write_table(sys.stdout, pair_table(found), "tsv")
         else:
@@ -144,6 +152,14 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
         say(f"{len(found)} pairs with the new records")
     if reader.bad:
         sys.exit(EXIT_SKIPPED_LINES)
+
+
+def _source(value: str) -> str:
+    """A --source value, checked by the source rule (a usage error, exit 2)."""
+    try:
+        return checked_source(value)
+    except NeardupError as err:
+        raise click.BadParameter(err.message, param_hint="--source") from None
 
 
 @click.command("report")
@@ -165,11 +181,16 @@ def index(records: RecordFile, solr: Solr, append: bool, pairs_out: Path | None,
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A labels file (`neardup serve --labels`: `id_a<TAB>id_b<TAB>same|different`): its pairs "
                    "sharpen the fitted model (default mode).")
+@click.option("--link", is_flag=True, help="Only pairs across sources (`index --source`); the model is fitted to "
+              "the candidates across sources alone (default mode).")
+@click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
+              "source, its most probable one (a stable assignment).")
 @output_options
 @solr_connection
 @quiet_option
 def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, rows: int, max_bucket: int,
-           labels: Path | None, out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
+           labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
+           quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
@@ -178,7 +199,9 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     `id_a,id_b,distance,similarity,probability`), JSON Lines (one object a
     pair) or Parquet (the CSV columns; needs `pip install
     'neardup-solr[parquet]'`) instead; --with-text adds both records' texts (`text_a`, `text_b`;
-    TSV then has a header too).
+    TSV then has a header too). When the records have sources (`index
+    --source`), each id is two columns, `source_a,id_a,source_b,id_b`, and
+    TSV has that header too.
 
     The default mode finds, for all records at once, those sharing an LSH
     band key of the repaired text's character 3-grams (no blocking), scores
@@ -193,6 +216,12 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     for each record's best ROWS candidates with the same first word by
     values shared, and keep those within MAX_DIST words.
 
+    --link keeps only the pairs of records of different sources, and fits
+    the model to the candidates across sources alone; --one-to-one then
+    keeps for each record at most its most probable partner in each other
+    source (pairs taken most probable first, each unless one of its records
+    is taken already).
+
     \b
     Examples:
       neardup report pairs.tsv
@@ -201,15 +230,21 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report pairs.parquet
       neardup report --threshold 0.6 pairs.tsv
       neardup report --labels labels.tsv pairs.tsv
+      neardup report --link links.csv
+      neardup report --link --one-to-one links.csv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --signatures 20 --max-dist 2 out.tsv
     """
+    if mode != "lsh" and (link or one_to_one):
+        raise click.UsageError(f"--link and --one-to-one are for the default mode, not --{mode}")
+    if one_to_one and not link:
+        raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     check_format(out, out_format)
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
         with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
-            verified = nd.pairs(threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
+            verified = nd.pairs(link=link, one_to_one=one_to_one, threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = summary(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
@@ -279,24 +314,29 @@ def _cut_text(cut: float | None, none: str = "none: no match class in the data")
               help="Smallest similarity shown [default: the cut of the model the last report fitted, "
               f"else {DEFAULT_THRESHOLD}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
+@click.option("--source", default="", callback=lambda _ctx, _param, value: _source(value), metavar="NAME",
+              help="Only matches of this source (`index --source`). [default: every record]")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
 @output_options(texts=False, files=False)
 @solr_connection
-def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, as_json: bool,
-          out_format: str | None, solr: Solr) -> None:
+def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, source: str,
+          as_json: bool, out_format: str | None, solr: Solr) -> None:
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
     Each match shows its similarity (the default mode's soft weighted cosine), its
     word edit distance, its id, its text and, once a report has fitted the
     match model, its probability of being a match, tab-separated; --format
     csv or jsonl writes them as CSV or JSON Lines. Exits 0 even when nothing
-    matches; the output then has no matches.
+    matches; the output then has no matches. A record of a source (`index
+    --source`) is SOURCE/ID, in --id and in the matches; --source keeps the
+    matches of one source.
 
     \b
     Examples:
       neardup query "Art's Deli 12224 Ventura Blvd. Studio City"
       neardup query "Art's Deli 12224 Ventura Blvd. Studio City" --format jsonl
       neardup query --id 536 --json
+      neardup query --id fodors/3 --source zagats
     """
     if (text is None) == (record_id is None):
         raise click.UsageError("give either TEXT or --id ID")
@@ -306,7 +346,7 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
     if record_id is not None:
         text = nd.text(record_id)
     try:
-        matches = nd.query(text, exclude=record_id, threshold=threshold, limit=limit)
+        matches = nd.query(text, exclude=record_id, source=source, threshold=threshold, limit=limit)
     except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
         raise NeardupError(err.message, hint=err.hint) from None
     if as_json:

@@ -1,0 +1,295 @@
+"""Records of two sources linked: keys, --link, --one-to-one, pair files with sources."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, run_cli, write_records
+from neardup_solr import NearDuplicates, NeardupError
+from neardup_solr.datasets import FODORS_PHONE, ZAGATS_PHONE, guide_texts
+from neardup_solr.evaluate import read_gold, score
+from neardup_solr.labels import read_labels
+from neardup_solr.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
+from neardup_solr.records import id_key, id_order, keyed, source_of, source_problem, split_key
+
+OURS = [
+    ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),
+    ("2", "Hotel Bel-Air 701 Stone Canyon Rd. Bel Air"),
+    ("3", "Philippe the Original 1001 N. Alameda St. Los Angeles"),
+    ("4", "Philippe The Original 1001 North Alameda Street Los Angeles"),
+]
+THEIRS = [
+    ("1", "Arts Deli, 12224 Ventura Boulevard, Studio City"),
+    ("7", "Bel-Air Hotel 701 Stone Canyon Road Bel Air"),
+    ("8", "Spago 1114 Horn Ave. West Hollywood"),
+]
+
+
+def test_a_key_is_the_source_and_the_id_and_splits_back():
+    assert keyed("", "17") == "17" and split_key("17") == ("", "17")
+    assert keyed("a", "17") == "a/17" and split_key("a/17") == ("a", "17") and source_of("a/17") == "a"
+    assert source_problem("") == "" and source_problem("fodors.v2:x_y-z") == ""
+    for bad in ("a/b", "a b", "x" * 65, "é"):
+        assert "breaks the source rule" in source_problem(bad)
+
+
+def test_keys_sort_by_source_then_by_the_ids_own_order():
+    keys = ["b/10", "b/9", "a/10", "12", "a/2", "a/x", "3"]
+    assert sorted(keys, key=id_key) == ["3", "12", "a/2", "a/10", "a/x", "b/9", "b/10"]
+    assert [keys[n] for n in id_order(keys).tolist()] == sorted(keys, key=id_key)
+
+
+# Small sets of pairs across sources: records 0-3 of sources a, b (and c), any probabilities, ties included.
+_ends = st.tuples(st.sampled_from("abc"), st.integers(0, 3))
+_pairs = st.lists(st.tuples(_ends, _ends, st.sampled_from([0.5, 0.6, 0.9, 1.0]), st.sampled_from([0.7, 0.8])),
+                  max_size=11)
+
+
+def _as_pairs(drawn) -> list[Pair]:
+    made = {}
+    for (sa, ia), (sb, ib), probability, similarity in drawn:
+        if sa != sb:
+            a, b = sorted((keyed(sa, str(ia)), keyed(sb, str(ib))), key=id_key)
+            made.setdefault((a, b), Pair(a, b, 0, similarity, probability))
+    return list(made.values())
+
+
+def _stable_matchings(pairs: list[Pair]) -> list[set[Pair]]:
+    """By brute force: every set of the pairs giving each record at most one
+    partner in each other source, in which no pair left out has two records
+    that would both rather have each other (by one_to_one's order)."""
+    rank = {p: _preference(p) for p in pairs}
+    found = []
+    for size in range(len(pairs) + 1):
+        for chosen in combinations(pairs, size):
+            partner = {}
+            for p in chosen:
+                for end, other in ((p.a, p.b), (p.b, p.a)):
+                    partner.setdefault((end, source_of(other)), []).append(p)
+            if any(len(given) > 1 for given in partner.values()):
+                continue
+
+            def rather(end: str, other: str, p: Pair) -> bool:
+                held = partner.get((end, source_of(other)))
+                return held is None or rank[p] < rank[held[0]]
+
+            if not any(rather(p.a, p.b, p) and rather(p.b, p.a, p) for p in pairs if p not in chosen):
+                found.append(set(chosen))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(_pairs)
+def test_one_to_one_is_the_one_stable_matching_found_by_brute_force(drawn):
+    pairs = _as_pairs(drawn)
+    kept = one_to_one(pairs)
+    slots = [(end, source_of(other)) for p in kept for end, other in ((p.a, p.b), (p.b, p.a))]
+    assert len(slots) == len(set(slots))  # at most one partner per record in each other source
+    assert _stable_matchings(pairs) == [set(kept)]
+    assert kept == [p for p in pairs if p in set(kept)]  # in the order given
+
+
+def test_one_to_one_keeps_the_most_probable_partner_and_pairs_within_a_source():
+    pairs = [Pair("a/1", "b/1", 0, 0.9, 0.9), Pair("a/1", "b/2", 0, 0.8, 0.95), Pair("a/2", "b/2", 0, 0.9, 0.7),
+             Pair("a/2", "b/1", 0, 0.7, 0.6), Pair("a/1", "a/2", 0, 0.9, 0.9)]
+    assert one_to_one(pairs) == [pairs[1], pairs[3], pairs[4]]
+
+
+SOURCED = [Pair("ours/1", "theirs/1", 1, 0.93, 0.99), Pair("ours/2", "theirs/7", 3, 0.81, 0.7)]
+
+
+@pytest.mark.parametrize("name", ["pairs.tsv", "pairs.csv", "pairs.jsonl", "pairs.tsv.gz"])
+def test_pair_files_with_sources_name_both_and_read_back_as_keys(tmp_path, name):
+    out = tmp_path / name
+    write_pairs(out, SOURCED)
+    assert read_pairs(out) == SOURCED
+    if name.endswith(".gz"):
+        return
+    text = out.read_text()
+    if name.endswith(".jsonl"):
+        assert json.loads(text.splitlines()[0]) == {"source_a": "ours", "id_a": "1", "source_b": "theirs",
+                                                    "id_b": "1", "distance": 1, "similarity": 0.93,
+                                                    "probability": 0.99}
+    else:
+        rows = list(csv.reader(text.splitlines(), delimiter="\t" if name.endswith(".tsv") else ","))
+        assert rows[0] == ["source_a", "id_a", "source_b", "id_b", "distance", "similarity", "probability"]
+        assert rows[1] == ["ours", "1", "theirs", "1", "1", "0.9300", "0.9900"]
+
+
+def test_pair_files_with_sources_and_texts(tmp_path):
+    out = tmp_path / "pairs.csv"
+    write_pairs(out, SOURCED, texts=lambda keys: {k: f"text of {k}" for k in keys})
+    rows = list(csv.DictReader(out.open()))
+    assert rows[0]["source_a"] == "ours" and rows[0]["text_a"] == "text of ours/1"
+    assert rows[0]["text_b"] == "text of theirs/1"
+    assert read_pairs(out) == SOURCED
+
+
+def test_clusters_with_texts_name_each_members_source(tmp_path):
+    from neardup_solr.clusters import cluster_pairs, write_clusters
+    clusters = cluster_pairs(SOURCED)
+    write_clusters(tmp_path / "c.csv", clusters, texts=lambda keys: {k: f"text of {k}" for k in keys})
+    rows = list(csv.DictReader((tmp_path / "c.csv").open()))
+    assert [(r["source"], r["id"], r["text"]) for r in rows] == [
+        ("ours", "1", "text of ours/1"), ("theirs", "1", "text of theirs/1"),
+        ("ours", "2", "text of ours/2"), ("theirs", "7", "text of theirs/7")]
+    write_clusters(tmp_path / "c.tsv", clusters)  # members in one cell: their keys
+    assert (tmp_path / "c.tsv").read_text().splitlines()[1] == "1\t2\tours/1,theirs/1"
+
+
+def test_gold_pairs_may_name_their_sources(tmp_path):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("ours\t1\ttheirs\t1\nours 2 theirs 7\n3\t4\n")
+    assert read_gold(gold) == {frozenset({"ours/1", "theirs/1"}), frozenset({"ours/2", "theirs/7"}),
+                               frozenset({"3", "4"})}
+    assert score(SOURCED, read_gold(gold)).true == 2
+
+
+def test_ids_repeated_across_sources_are_distinct_records_and_link(core):
+    nd = NearDuplicates(core)
+    assert nd.index(OURS, source="ours", bands=42, band_rows=3) == 4
+    assert nd.add(THEIRS, source="theirs") == 3
+    assert core.count() == 7  # "1" of ours and "1" of theirs are two records
+    assert nd.texts(["ours/1", "theirs/1"]) == dict((f"{s}/1", t) for s, t in (("ours", OURS[0][1]),
+                                                                                ("theirs", THEIRS[0][1])))
+    every = {p.key for p in nd.pairs()}
+    assert frozenset({"ours/1", "theirs/1"}) in every
+    assert frozenset({"ours/3", "ours/4"}) in every  # within a source, without link
+    linked = nd.pairs(link=True)
+    assert {p.key for p in linked} == {frozenset({"ours/1", "theirs/1"}), frozenset({"ours/2", "theirs/7"})}
+    assert all(source_of(p.a) != source_of(p.b) for p in linked)
+    assert [p.key for p in nd.pairs(link=True, one_to_one=True)] == [p.key for p in linked]
+    # Records added with their source find their pairs with it.
+    assert {p.key for p in nd.pairs_of(THEIRS[:1], source="theirs")} == {frozenset({"ours/1", "theirs/1"})}
+
+
+def test_a_query_may_ask_one_source_only(core):
+    nd = NearDuplicates(core)
+    nd.index(OURS, source="ours", bands=42, band_rows=3)
+    nd.add(THEIRS, source="theirs")
+    text = "Art's Deli 12224 Ventura Blvd Studio City"
+    assert [m.id for m in nd.query(text)] == ["ours/1", "theirs/1"]
+    assert [m.id for m in nd.query(text, source="theirs")] == ["theirs/1"]
+    assert [m.id for m in nd.query(text, source="elsewhere")] == []
+    done = run_cli("query", "--id", "ours/1", "--source", "theirs", "--format", "csv", "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert [row["id"] for row in csv.DictReader(done.stdout.splitlines())] == ["theirs/1"]
+    done = run_cli("query", text, "--source", "the/irs", "--solr-url", core.url)
+    assert done.returncode == 2 and "breaks the source rule" in done.stderr
+
+
+def test_labels_may_name_records_of_sources(tmp_path):
+    path = tmp_path / "labels.tsv"
+    path.write_text("ours/1\ttheirs/1\tsame\nours/2\ttheirs/7\tdifferent\n/1\t2\tsame\nour s/1\t2\tsame\n")
+    bad = []
+    assert read_labels(path, on_bad=bad.append) == {frozenset({"ours/1", "theirs/1"}): True,
+                                                    frozenset({"ours/2", "theirs/7"}): False}
+    assert [b.line for b in bad] == [3, 4]
+
+
+def test_link_with_one_source_says_so_and_one_to_one_needs_link(core):
+    nd = NearDuplicates(core)
+    nd.index(OURS, bands=42, band_rows=3)
+    told = []
+    assert len(nd.pairs(link=True, warn=told.append)) == 0
+    assert told == ["every record is of one source, so no pair links two sources"]
+    with pytest.raises(NeardupError, match="needs link=True"):
+        nd.pairs(one_to_one=True)
+    with pytest.raises(NeardupError, match="breaks the source rule"):
+        nd.add(OURS, source="a/b")
+
+
+def test_the_command_line_refuses_a_bad_source_and_a_lone_one_to_one(core, tmp_path):
+    records = write_records(tmp_path / "r.txt", [f"{i} {t}" for i, t in OURS])
+    done = run_cli("index", str(records), "--source", "a b", "--solr-url", core.url)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "breaks the source rule" in done.stderr
+    assert run_cli("index", str(records), "--source", "ours", "--solr-url", core.url).returncode == 0
+    for args, said in ((["--one-to-one"], "it needs --link"), (["--shingles", "--link"], "not --shingles")):
+        done = run_cli("report", *args, str(tmp_path / "p.tsv"), "--solr-url", core.url)
+        assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1
+        assert not (tmp_path / "p.tsv").exists()
+
+
+def _two_guides(restaurants_dir, folder):
+    """Each guide as a file of its own, numbered from 1, and the gold pairs
+    as keys (the gold numbers Fodor's 1-533, then Zagat's)."""
+    fodors = list(guide_texts(restaurants_dir / "fodors.txt", FODORS_PHONE))
+    zagats = list(guide_texts(restaurants_dir / "zagats.txt", ZAGATS_PHONE))
+    files = []
+    for name, texts in (("fodors", fodors), ("zagats", zagats)):
+        files.append(write_records(folder / f"{name}.txt", [f"{n} {t}" for n, t in enumerate(texts, start=1)]))
+    gold = folder / "gold.tsv"
+    lines = []
+    for line in (restaurants_dir / "gold_pairs.tsv").read_text().split("\n"):
+        if line.strip():
+            a, b = sorted(map(int, line.split()))
+            assert a <= len(fodors) < b
+            lines.append(f"fodors\t{a}\tzagats\t{b - len(fodors)}")
+    write_records(gold, lines)
+    return files, gold
+
+
+def test_the_restaurants_as_two_sources_link_with_the_defaults(core, restaurants_dir, tmp_path):
+    (fodors, zagats), gold = _two_guides(restaurants_dir, tmp_path)
+    assert run_cli("index", str(fodors), "--source", "fodors", "--solr-url", core.url).returncode == 0
+    done = run_cli("index", "--append", str(zagats), "--source", "zagats", "--pairs", str(tmp_path / "new.csv"),
+                   "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert core.count() == 864
+    figures = {}
+    for name, args in (("link", ["--link"]), ("one", ["--link", "--one-to-one"])):
+        out = tmp_path / f"{name}.csv"
+        done = run_cli("report", *args, str(out), "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        rows = list(csv.DictReader(out.open()))
+        assert rows and all(r["source_a"] == "fodors" and r["source_b"] == "zagats" for r in rows)
+        if name == "one":
+            assert len({r["id_a"] for r in rows}) == len({r["id_b"] for r in rows}) == len(rows)
+        done = run_cli("evaluate", str(out), "--gold", str(gold), "--no-plot")
+        assert done.returncode == 0, done.stderr
+        figures[name] = done.stdout.strip().splitlines()[-1]
+        assert score(read_pairs(out), read_gold(gold)).f1 >= 0.97
+    # Measured when written (each guide numbered from 1, the bands chosen from Fodor's alone: 38 x 3).
+    assert figures == {"link": "found=113 true=110 precision=0.973 recall=0.982 f1=0.978",
+                       "one": "found=110 true=110 precision=1.000 recall=0.982 f1=0.991"}
+
+
+def test_the_readme_linking_example_runs_as_written(core, capsys):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text[text.index("## Linking two sources"):], re.S)[1]
+    url = "http://127.0.0.1:8983/solr/neardup"
+    assert url in code
+    exec(compile(code.replace(url, core.url), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines] == [["ours/1", "theirs/1"], ["ours/2", "theirs/9"]]
+
+
+def test_the_service_adds_records_of_a_source_and_checks_against_one(core, serve):
+    NearDuplicates(core).index(OURS, source="ours", bands=42, band_rows=3)
+    service = serve("--solr-url", core.url)
+    answer = service.post("/records", params={"source": "theirs", "against": "ours"},
+                          json=[{"id": "1", "text": THEIRS[0][1]}, {"id": "2", "text": "Arts Deli 12224 Ventura Blvd"}])
+    assert answer.status_code == 200, answer.text
+    assert [(r["id"], [d["id"] for d in r["duplicates"]]) for r in answer.json()["records"]] == [
+        ("theirs/1", ["ours/1"]), ("theirs/2", ["ours/1"])]
+    assert core.count() == 6
+    # Against every source, the records just added find each other too.
+    found = service.get("/records/theirs/1/duplicates").json()
+    assert found["query"]["id"] == "theirs/1" and {m["id"] for m in found["matches"]} >= {"ours/1", "theirs/2"}
+    assert [m["id"] for m in service.get("/records/theirs/1/duplicates", params={"against": "ours"})
+            .json()["matches"]] == ["ours/1"]
+    text = {"text": "Art's Deli 12224 Ventura Blvd Studio City"}
+    assert [m["id"] for m in service.get("/duplicates", params=text | {"against": "theirs"}).json()["matches"]][:1] \
+        == ["theirs/1"]
+    bad = service.get("/duplicates", params=text | {"against": "the irs"})
+    assert bad.status_code == 400 and "breaks the source rule" in bad.json()["error"]
+    assert service.delete("/records/theirs/2").json() == {"deleted": ["theirs/2"]}
+    assert core.count() == 5
