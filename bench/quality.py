@@ -200,7 +200,7 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         if data_set.sources:
             index_s = 0.0
             for number, (source, part) in enumerate(zip(data_set.sources, records)):
-                appended = ("--append", "--pairs", str(folder / f"new-{source}.tsv")) if number else ()
+                appended = ("--append", "--no-pairs") if number else ()
                 index_s += run_cli("index", *appended, str(part), "--source", source, "--solr-url", url, "--quiet")[0]
         else:
             index_s, _ = run_cli("index", str(records), "--solr-url", url, "--quiet")

@@ -218,6 +218,20 @@ def test_the_command_line_refuses_a_bad_source_and_a_lone_one_to_one(core, tmp_p
         assert not (tmp_path / "p.tsv").exists()
 
 
+def test_appending_a_source_without_its_pairs_adds_it_and_writes_nothing(core, tmp_path):
+    ours = write_records(tmp_path / "ours.txt", [f"{i} {t}" for i, t in OURS])
+    theirs = write_records(tmp_path / "theirs.txt", [f"{i} {t}" for i, t in THEIRS])
+    assert run_cli("index", str(ours), "--source", "ours", "--solr-url", core.url).returncode == 0
+    done = run_cli("index", "--append", str(theirs), "--source", "theirs", "--no-pairs", "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and core.count() == len(OURS) + len(THEIRS)
+    # Without --append, or beside --pairs, it is a usage error before anything is indexed.
+    for args in (["--no-pairs"], ["--append", "--no-pairs", "--pairs", str(tmp_path / "p.tsv")]):
+        done = run_cli("index", *args, str(theirs), "--source", "other", "--solr-url", core.url)
+        assert done.returncode == 2 and "--no-pairs" in done.stderr and done.stderr.count("\n") == 1
+    assert core.count() == len(OURS) + len(THEIRS) and not (tmp_path / "p.tsv").exists()
+
+
 def _two_guides(restaurants_dir, folder):
     """Each guide as a file of its own, numbered from 1, and the gold pairs
     as keys (the gold numbers Fodor's 1-533, then Zagat's)."""

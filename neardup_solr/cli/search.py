@@ -46,6 +46,8 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.option("--pairs", "pairs_out", type=OUTPUT_PATH, callback=checked_output(),
               help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
               "Lines by the name; `-` is stdout).")
+@click.option("--no-pairs", is_flag=True, help="With --append: add the records only, without looking up their "
+              "pairs (one or two queries a record), as when `report` follows.")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="With --append: smallest similarity reported [default: the cut of the model the last "
               f"report fitted, else {DEFAULT_THRESHOLD}].")
@@ -62,7 +64,8 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
-def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, threshold: float | None,
+def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, no_pairs: bool,
+          threshold: float | None,
           signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
@@ -115,8 +118,10 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
       neardup index ours.csv --source ours --id-column sku
-      neardup index --append theirs.jsonl --source theirs --id-field code --text-fields title,brand
+      neardup index --append theirs.jsonl --source theirs --id-field code --text-fields title,brand --no-pairs
     """
+    if no_pairs and (not append or pairs_out is not None):
+        raise click.UsageError("--no-pairs is for --append, and leaves out the pairs --pairs would write")
     if pairs_out is not None:
         check_format(pairs_out)
     if strict:
@@ -142,7 +147,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
                              batch_size=batch_size, progress=bar_progress(bar))
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
-    if append:
+    if append and not no_pairs:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
             found = nd.pairs_of(RecordReader(records), source=source, threshold=threshold, progress=bar_progress(bar))
         if pairs_out is None:
