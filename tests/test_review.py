@@ -214,3 +214,35 @@ def test_labels_survive_a_restart_and_a_torn_last_line(reviewed, serve):
     assert f"skipped {labels}:4: label 'sa' is neither same nor different" in err
     bad = []
     assert len(read_labels(labels, on_bad=bad.append)) == 3 and [b.line for b in bad] == [4]
+
+
+def test_records_of_two_sources_are_clustered_and_labeled_by_their_keys(core, serve, browser, tmp_path):
+    # Ids repeat across the sources; the page, its label buttons and the gold export keep them apart.
+    nd = NearDuplicates(core)
+    nd.index([("1", RECORDS[0][1]), ("10", RECORDS[3][1])], source="ours")
+    nd.add([("1", RECORDS[1][1]), ("10", RECORDS[4][1])], source="theirs")
+    pairs = tmp_path / "links.csv"
+    pairs.write_text("source_a,id_a,source_b,id_b,distance,similarity,probability\n"
+                     "ours,1,theirs,1,1,0.9100,0.9990\nours,10,theirs,10,2,0.8000,0.9500\n")
+    labels = tmp_path / "labels.tsv"
+    service = serve("--solr-url", core.url, "--pairs", str(pairs), "--labels", str(labels))
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page, problems = watched(context, service.url)
+    page.goto(service.url + "/", wait_until="load")
+    assert page.locator("#cluster-1 table.members td.id").all_inner_texts() == ["ours/1", "theirs/1"]
+    assert page.locator("#cluster-1 table.members td.text").all_inner_texts() == [RECORDS[0][1], RECORDS[1][1]]
+    page.locator('[id="pair-ours/10~theirs/10"] button[value=different]').click()
+    page.wait_for_url("**#pair-ours/10~theirs/10")
+    assert page.locator('[id="pair-ours/10~theirs/10"] td.label').inner_text() == "different"
+    page.locator('[id="pair-ours/1~theirs/1"] button[value=same]').click()
+    page.wait_for_url("**#pair-ours/1~theirs/1")
+    # A member's own near duplicates, by its key.
+    page.click("#cluster-1 table.members a >> text=ours/1")
+    page.wait_for_selector("#asked")
+    assert "ours/1" in page.inner_text("#asked")
+    assert page.locator('[id="match-theirs/1"] td.label').inner_text() == "same"
+    assert not problems, problems
+    context.close()
+    assert read_labels(labels) == {frozenset(("ours/10", "theirs/10")): False,
+                                   frozenset(("ours/1", "theirs/1")): True}
+    assert service.get("/labels/gold").text == "ours/1\ttheirs/1\n"
