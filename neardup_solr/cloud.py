@@ -29,6 +29,7 @@ from urllib.parse import unquote
 
 from . import local_solr
 from .errors import NeardupError, SolrFailure, SolrUnavailable
+from .extras import require
 from .solr import Solr
 
 ZK_OFFSET = 1000  # ZooKeeper on Solr's port + 1000, as Solr's own scripts place it
@@ -288,7 +289,7 @@ def collection_url(zk_host: str, collection: str, timeout: float = ZK_CONNECT_TI
     """The collection's URL on a live node, as ZooKeeper knows them
     (``zk_host`` is ``host:port[,host:port...][/chroot]``). A node holding a
     replica of the collection is preferred; any live node can serve it."""
-    from kazoo.client import KazooClient
+    KazooClient = require("kazoo.client", "finding a collection by ZooKeeper", "cloud").KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # it logs each failed connection attempt

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from .extras import require
 
-matplotlib.use("Agg")
+require("matplotlib", "drawing plots").use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402

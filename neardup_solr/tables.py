@@ -33,13 +33,13 @@ naming the extra that installs it.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .errors import InputError, MissingExtra, NeardupError
+from .errors import InputError, NeardupError
+from .extras import require
 from .files import atomic_output
 from .outputs import Table, pair_table, rounded
 from .records import MAX_LINE_BYTES, Record, _Entry, record_problem, table_entry, table_layout
@@ -50,22 +50,11 @@ from .sources import Layout, RecordFile, cannot_read
 # the rows' own.
 BATCH_ROWS = 8192
 # The extra that installs each package (pandas and polars are converted through pyarrow).
-EXTRAS = {"pyarrow": "parquet", "pyarrow.parquet": "parquet", "pandas": "pandas", "polars": "polars"}
 # Types of the output columns whose type is known, so an empty table has them too.
 _COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
                  "text_a": "string", "text_b": "string", "distance": "int64",
                  "similarity": "float64", "probability": "float64", "cluster_id": "int64", "size": "int64",
                  "id": "string", "text": "string"}
-
-
-def require(package: str, feature: str, extra: str | None = None) -> ModuleType:
-    """``package``, imported; :class:`MissingExtra` for ``feature`` when it
-    is not installed (``extra``: the extra to name, by default the
-    package's own)."""
-    try:
-        return importlib.import_module(package)
-    except ImportError:
-        raise MissingExtra(feature, package.split(".")[0], extra or EXTRAS[package]) from None
 
 
 def library_of(table: Any) -> str | None:

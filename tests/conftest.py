@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -45,6 +46,14 @@ def free_port() -> int:
 # each test says what it sets.
 CALLER_SETTINGS = ("SOLR_URL", "ZK_HOST", "SOLR_USER", "SOLR_PASSWORD", "SOLR_CA_CERT", "NEARDUP_TIMEOUT",
                    "NEARDUP_RETRIES", "NEARDUP_DATA_DIR", "NEARDUP_KEYSTORE_PASSWORD")
+
+
+def without(packages: tuple[str, ...], code: str) -> subprocess.CompletedProcess:
+    """``code`` run in a new Python where importing ``packages`` fails, as
+    where they are not installed (the optional extras)."""
+    blocker = "import sys\n" + "".join(f"sys.modules[{p!r}] = None\n" for p in packages)
+    return subprocess.run([sys.executable, "-c", blocker + textwrap.dedent(code)], capture_output=True, text=True,
+                          env=child_env(), cwd=ROOT, timeout=300)
 
 
 def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:

@@ -7,9 +7,6 @@ from __future__ import annotations
 import csv
 import datetime
 import json
-import subprocess
-import sys
-import textwrap
 
 import pandas as pd
 import polars as pl
@@ -18,7 +15,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT, child_env, run_cli
+from conftest import run_cli, without
 from neardup_solr import InputError, NearDuplicates, Pair
 from neardup_solr.api import as_record
 from neardup_solr.clusters import Cluster, write_clusters
@@ -311,14 +308,6 @@ def test_a_crash_while_writing_parquet_leaves_no_file(tmp_path, monkeypatch):
 # --- without the extras ------------------------------------------------------------
 
 
-def _without(packages: tuple[str, ...], code: str) -> subprocess.CompletedProcess:
-    """``code`` run in a new Python where importing ``packages`` fails, as
-    where they are not installed."""
-    blocker = "import sys\n" + "".join(f"sys.modules[{p!r}] = None\n" for p in packages)
-    return subprocess.run([sys.executable, "-c", blocker + textwrap.dedent(code)], capture_output=True, text=True,
-                          env=child_env(), cwd=ROOT, timeout=300)
-
-
 PYARROW = ("pyarrow", "pyarrow.parquet")
 
 
@@ -328,13 +317,13 @@ def test_without_pyarrow_the_cli_says_which_extra_to_install(core, tmp_path):
     run = "from neardup_solr.cli import main\nsys.argv = ['neardup', *sys.argv[1:]]\nmain()\n"
     for args, feature in ((["index", str(tmp_path / "r.parquet")], "reading Parquet"),
                           (["report", str(tmp_path / "p.parquet")], "writing Parquet")):
-        done = _without(PYARROW, f"sys.argv = ['x', *{args + ['--solr-url', core.url]!r}]\n" + run)
+        done = without(PYARROW, f"sys.argv = ['x', *{args + ['--solr-url', core.url]!r}]\n" + run)
         assert done.returncode == 7, done.stderr
         assert done.stderr == (f"neardup: error: {feature} needs pyarrow, which is not installed "
                                "(hint: pip install 'neardup-solr[parquet]')\n")
     assert not (tmp_path / "p.parquet").exists()
     # Everything else works without it: the CSV is indexed.
-    done = _without(PYARROW, f"sys.argv = ['x', 'index', {str(tmp_path / 'r.csv')!r}, '--solr-url', {core.url!r}, "
+    done = without(PYARROW, f"sys.argv = ['x', 'index', {str(tmp_path / 'r.csv')!r}, '--solr-url', {core.url!r}, "
                              "'-q']\n" + run)
     assert done.returncode == 0, done.stderr
     assert core.count() == 1
@@ -355,7 +344,7 @@ def test_without_the_extras_the_api_raises_missing_extra(core):
         nd.index([["1", "Art's Deli"]], bands=4, band_rows=2)
         print(nd.solr.count())
         """
-    done = _without(PYARROW, code)
+    done = without(PYARROW, code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "7 pandas reading a pandas table needs pyarrow, which is not installed (hint: pip install "
@@ -363,7 +352,7 @@ def test_without_the_extras_the_api_raises_missing_extra(core):
         "7 parquet Arrow output needs pyarrow, which is not installed (hint: pip install 'neardup-solr[parquet]')",
         "1",
     ]
-    done = _without(("pandas",), """
+    done = without(("pandas",), """
         from neardup_solr import MissingExtra, Pair
         from neardup_solr.pairs import Pairs
         try:

@@ -1,7 +1,9 @@
 """Judging quality: scores against true pairs, and the LSH banding.
 
-matplotlib (``plots``) is imported by the commands that draw, when they
-draw: importing it costs every other command a second or more of start-up.
+matplotlib (``plots``, the ``[plots]`` extra) is imported by the commands that
+draw, when they draw: importing it costs every other command a second or
+more of start-up, and without it only the drawing fails, in one line naming
+the extra (``evaluate --no-plot`` needs none).
 """
 
 from __future__ import annotations
@@ -78,11 +80,11 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
 def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
                 records: Path | None) -> None:
     """Score ``found`` against the gold file; print the scores, save the histograms."""
-    from .. import plots
-
     truth = read_gold(gold)
     about = read_summary(pairs)
     if not no_plot:
+        from .. import plots
+
         true_values, false_values, label = values_by_truth(found, truth)
         path = plots.similarity_histogram(plot or pairs.with_suffix(".png"), true_values, false_values, label)
         say(f"saved the histogram of {label} to {path}")

@@ -1,7 +1,8 @@
 """Results for people: clusters of the pairs, and the HTML page that shows them.
 
-matplotlib (``plots``) is imported by ``html`` when it draws: importing it
-costs every other command a second or more of start-up.
+matplotlib (``plots``, the ``[plots]`` extra) is imported by ``html`` when it
+draws: importing it costs every other command a second or more of start-up,
+and without it only the drawing fails, in one line naming the extra.
 """
 
 from __future__ import annotations
@@ -74,8 +75,6 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
       neardup html pairs.tsv -o report.html
       neardup html pairs.tsv -o report.html --records data/addresses.txt
     """
-    from .. import plots
-
     found = read_pairs(pairs)
     groups = cluster_pairs(found)
     wanted = {member for cluster in groups for member in cluster.members}
@@ -95,6 +94,8 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
                     "estimated recall": f"{estimated['recall']:.3f}",
                     "candidates": about["candidates"]}
         if not images:
+            from .. import plots
+
             plots.model_histogram(model_plot_path(pairs), about)
     shown = images or (pairs.with_suffix(".png"), model_plot_path(pairs), pairs.parent / "s-curve.png")
     page = render(groups, texts, found, title=title, images=[p for p in shown if p.is_file()],

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
+from ..extras import require
 from ..labels import LabelStore
 from ..review import PairClusters
 from ..solr import Solr
@@ -95,6 +96,8 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
       neardup serve --workers 2 --port 9000
       neardup serve --host 0.0.0.0 --allow-host dedup.example.org --token-file token.txt
     """
+    for package in ("fastapi", "uvicorn"):
+        require(package, "neardup serve")
     from .. import service
 
     token = service.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
