@@ -1,6 +1,6 @@
 """The HTML report: escaping checked by parsing, then the real page in a real
 headless Chromium (Debian's, driven by Playwright), which also takes the
-screenshot the README shows (tests/artifacts/report.png)."""
+screenshot docs/usage.md shows (tests/artifacts/report.png)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The data's README gives the reference figure: 3-word shingles, same first
 word, top 10 by overlap, word edit distance <= 2 find 65 pairs, 61 of them
-true. Every mode must give the figures our README's results tables show.
+true. Every mode must give the figures our results tables show (docs/quality.md).
 """
 
 import io
@@ -21,10 +21,11 @@ from neardup_solr.cli.common import bar_progress
 from neardup_solr.documents import IndexSettings
 
 # The default mode's figures, as `neardup evaluate` prints them, on both
-# copies of the restaurant data. They MUST equal the README's results tables
-# ("Results on the restaurant data"): when the default mode changes, change
-# them here and there together (test_the_readme_shows_the_tested_figures
-# holds the two to each other).
+# copies of the restaurant data. They MUST equal the results tables of
+# docs/quality.md ("Results on the restaurant data") and the step-by-step
+# figures of docs/usage.md: when the default mode changes, change them here
+# and there together (test_the_docs_show_the_tested_figures holds the two to
+# each other).
 DEFAULT_MODE_FIGURES = {
     "reference copy": "found=114 true=110 precision=0.965 recall=0.982 f1=0.973",
     "PyPI copy": "found=114 true=110 precision=0.965 recall=0.982 f1=0.973",
@@ -136,7 +137,7 @@ def test_asking_for_more_signatures_than_indexed_is_a_clear_error(indexed):
 
 def test_default_mode_gives_the_documented_figures_without_reading_the_gold_file(solr_node, restaurants_dir,
                                                                                  tmp_path):
-    """The README's figures with the defaults (above the bar of F1 >= 0.96
+    """The documented figures with the defaults (above the bar of F1 >= 0.96
     the self-calibration is held to on the restaurants); detection never
     opens the gold file."""
     gold = restaurants_dir / "gold_pairs.tsv"
@@ -242,10 +243,10 @@ def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
     assert bar.n == bar.total
 
 
-def readme_table(heading: str) -> dict[str, str]:
-    """The README's results table after ``heading``: each mode's figures as
-    `neardup evaluate` prints them."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def results_table(heading: str) -> dict[str, str]:
+    """The results table of docs/quality.md after ``heading``: each mode's
+    figures as `neardup evaluate` prints them."""
+    text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
     rows = text[text.index(heading):].split("\n\n", 2)[1].splitlines()[2:]
     figures = {}
     for row in rows:
@@ -255,10 +256,10 @@ def readme_table(heading: str) -> dict[str, str]:
     return figures
 
 
-def test_the_readme_shows_the_tested_figures():
+def test_the_docs_show_the_tested_figures():
     for copy, heading in (("reference copy", "Reference copy (raw guide lines"),
                           ("PyPI copy", "The py_entitymatching CSV copy")):
-        assert readme_table(heading) == {"default": DEFAULT_MODE_FIGURES[copy], **REFERENCE_MODE_FIGURES[copy]}, copy
-    steps = (ROOT / "README.md").read_text(encoding="utf-8")
+        assert results_table(heading) == {"default": DEFAULT_MODE_FIGURES[copy], **REFERENCE_MODE_FIGURES[copy]}, copy
+    steps = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
     assert f"# {DEFAULT_MODE_FIGURES['reference copy']}   (and pairs.png" in steps
     assert f"# {REFERENCE_MODE_FIGURES['reference copy']['shingles']}\n" in steps

@@ -13,7 +13,7 @@ from faults import FaultyProxy
 from neardup_solr.errors import SolrFailure
 from neardup_solr.solr import Solr
 
-# The README's backoff: "waiting 0.5 s, 1 s, 2 s..." before the 1st, 2nd, 3rd retry.
+# The backoff docs/troubleshooting.md gives: "waiting 0.5 s, 1 s, 2 s..." before the 1st, 2nd, 3rd retry.
 BACKOFF = [0.5, 1.0, 2.0]
 TIMEOUT = 3.0  # --timeout: ample for every real answer on a busy machine; a hanging request takes this long
 
