@@ -7,7 +7,7 @@ class NeardupError(Exception):
     """A failure the user can act on.
 
     ``exit_code`` is the process exit status the command line uses for it;
-    the codes are listed in the README ("When things go wrong"). The hint
+    the codes are listed in docs/troubleshooting.md. The hint
     is in the library's words; when the remedy is a setting a caller chooses
     (a port, the strict check, the ZooKeeper address), ``remedy`` names it
     and ``context`` holds the values a caller's own wording may need, so a
