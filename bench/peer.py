@@ -23,7 +23,8 @@ from pathlib import Path
 import mmh3
 from datasketch import MinHash, MinHashLSH
 
-from neardup_solr.records import RecordReader, id_key
+from neardup_solr.record import id_key
+from neardup_solr.records import RecordReader
 from neardup_solr.repair import repair
 from neardup_solr.shingles import char_shingles, word_shingles
 from neardup_solr.solr import index_term

@@ -35,7 +35,7 @@ import requests
 from neardup_solr.bulk import scored, weigh
 from neardup_solr.collisions import Candidates
 from neardup_solr.documents import load_model
-from neardup_solr.records import id_key
+from neardup_solr.record import id_key
 from neardup_solr.similarity import DEFAULT_THRESHOLD
 from neardup_solr.solr import Solr
 

@@ -22,6 +22,9 @@ The pipeline, one module each, in order::
     records -> text -> repair -> shingles -> signatures -> bands -> solr
       -> candidates -> verify -> model -> pairs -> clusters
 
+- ``record``: the record and its rules (the id rule, the source rule and
+  keys, the order of ids, what a text must hold, ``BadLine``), apart from
+  reading files;
 - ``sources``, ``records``: files and standard input as (id, text) records;
   ``tables``: Parquet files and DataFrames in, pairs as tables out (with
   the extras pyarrow, pandas, polars, imported only when used);
@@ -59,7 +62,7 @@ from .bulk import Verified
 from .clusters import Cluster
 from .errors import InputError, LeanIndex, MissingExtra, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
 from .pairs import Pair
-from .records import Record
+from .record import Record
 from .search import Match
 
 __all__ = [

@@ -8,7 +8,7 @@
         print(pair.a, pair.b, pair.similarity, pair.probability)
 
 Records are ``(id, text)`` pairs (a tuple, a list: any two-item sequence),
-``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.records.Record`;
+``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.record.Record`;
 :meth:`NearDuplicates.index` and :meth:`~NearDuplicates.add` take a pandas
 or polars DataFrame or a pyarrow Table too (``id=`` and ``text=`` name its
 columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
@@ -35,7 +35,7 @@ from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
-from .records import Record, checked_source, has_letters_or_digits, in_source, record_problem
+from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
 from .reference import reference_pairs
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
@@ -168,7 +168,7 @@ class NearDuplicates:
                 order into the text (default: every other column with a
                 text form), as a CSV file's are.
             source: the source they belong to (see
-                :func:`neardup_solr.records.keyed`): ids need only be unique
+                :func:`neardup_solr.record.keyed`): ids need only be unique
                 within a source, and pairs name it (``"a/17"``). ``""``, the
                 default, is no source.
             bands, band_rows: the LSH banding; when neither is given it is

@@ -34,7 +34,7 @@ from .documents import IndexSettings, lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair, PairTables
-from .records import source_of
+from .record import source_of
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .repair import repair
@@ -183,7 +183,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, threshold: float | None = None,
 
 def across_sources(found: Candidates, warn: Callable[[str], None] = lambda _: None) -> Candidates:
     """The candidates whose two records are of different sources
-    (:func:`neardup_solr.records.source_of`); ``ids`` kept as they are, so
+    (:func:`neardup_solr.record.source_of`); ``ids`` kept as they are, so
     the records' numbers still hold. ``warn`` is told when none is left
     because every record is of one source. Costs a source lookup per
     record and a byte per candidate."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import TooFewSignatures
-from .records import key_prefix
+from .record import key_prefix
 from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, WORD_SHINGLES
 from .signatures import untag
 from .solr import Solr, overlap_query, term

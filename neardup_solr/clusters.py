@@ -7,7 +7,7 @@ a-b, b-c puts a and c together even though they were never compared).
 Output is deterministic, so two runs over the same pairs write the same
 bytes: clusters are sorted by size, largest first, then by their smallest
 member; members are in id order (numeric ids numerically, see
-:func:`neardup_solr.records.id_key`); cluster ids are 1..K in that order.
+:func:`neardup_solr.record.id_key`); cluster ids are 1..K in that order.
 
 For review, clusters can also come least certain first: by the lowest
 match probability among each cluster's pairs (:func:`least_certain_first`).
@@ -39,7 +39,7 @@ from .errors import InputError
 from .files import atomic_output, read_text
 from .outputs import CLUSTER_COLUMNS, TextLookup, cluster_table, save_table
 from .pairs import Pair, read_pairs
-from .records import id_key
+from .record import id_key
 
 TSV_HEADER = "\t".join(CLUSTER_COLUMNS)
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .numbering import Ids, Numbering
 from .parallel import bounded_map
-from .records import id_order
+from .record import id_order
 from .schema import ID, TEXT
 from .solr import Solr
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .bands import SIGNATURE_VALUES, Choice, agreements, band_keys, choose
 from .model import MatchModel
-from .records import Record
+from .record import Record
 from .repair import repair
 from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_COUNT, WORD_SHINGLES
 from .shingles import CHAR_SHINGLE_SIZE, char_shingles, word_shingles

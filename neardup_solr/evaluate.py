@@ -19,7 +19,7 @@ from pathlib import Path
 from .errors import InputError
 from .files import read_text
 from .pairs import Pair
-from .records import id_key, keyed
+from .record import id_key, keyed
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class LabeledScore:
 def read_gold(path: Path | str) -> set[frozenset[str]]:
     """Gold pairs: two ids per line, separated by a tab or spaces; or, for
     records with sources, four: ``source_a id_a source_b id_b`` (read as
-    the keys :func:`~neardup_solr.records.keyed` makes)."""
+    the keys :func:`~neardup_solr.record.keyed` makes)."""
     gold = set()
     lines = read_text(path, "gold pairs").splitlines()
     for number, line in enumerate(lines, start=1):

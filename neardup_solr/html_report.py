@@ -21,7 +21,7 @@ from pathlib import Path
 from .clusters import Cluster, pairs_by_cluster
 from .files import atomic_output
 from .pairs import Pair
-from .records import id_key
+from .record import id_key
 
 # What one page shows at most: the largest clusters, and members and pairs
 # of each. A huge result still makes a page a browser opens quickly; what

@@ -22,7 +22,7 @@ from .documents import DocumentBuilder, IndexSettings, save_model
 from .errors import InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
-from .records import Record
+from .record import Record
 from .solr import Solr
 
 # Records per update request: large enough that a request's overhead is

@@ -1,7 +1,7 @@
 """Labels: a person's verdict on a pair of records, "same" or "different".
 
 A labels file is TSV, one label a line, ``id_a<TAB>id_b<TAB>same|different``,
-the smaller id first (:func:`neardup_solr.records.id_key`). Labeling a pair
+the smaller id first (:func:`neardup_solr.record.id_key`). Labeling a pair
 again appends a new line and the latest line for a pair wins, so the file is
 a history that is only ever appended to: nothing a person wrote into it is
 rewritten or lost. Each label is one write of one whole line, flushed and
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .errors import InputError, NeardupError
 from .files import read_text
-from .records import BadLine, id_key, key_problem
+from .record import BadLine, id_key, key_problem
 
 SAME = "same"
 DIFFERENT = "different"

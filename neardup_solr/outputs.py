@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from .errors import InputError
 from .files import atomic_output
-from .records import id_key, split_key
+from .record import id_key, split_key
 from .sources import format_from_name
 
 OUTPUT_FORMATS = ("tsv", "csv", "jsonl")
@@ -171,7 +171,7 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
     """Pairs (``a``, ``b``, ``distance``, ``similarity``, ``probability``) in
     id order, with both records' texts when ``texts`` looks them up.
 
-    When a record of any pair has a source (``records.keyed``), each id is
+    When a record of any pair has a source (``record.keyed``), each id is
     two columns, its source and its id in the source (``source_a, id_a,
     source_b, id_b``), and TSV has a header too: without it the two ids
     could not be told from four."""

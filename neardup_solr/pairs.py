@@ -23,7 +23,7 @@ from typing import NamedTuple
 from .errors import InputError
 from .files import reading
 from .outputs import TextLookup, pair_table, save_table
-from .records import id_key, keyed, source_of
+from .record import id_key, keyed, source_of
 from .sources import STDIN, RecordFile, open_bytes
 
 PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")

@@ -20,7 +20,7 @@ from .errors import LeanIndex
 from .pairs import Pair
 from .parallel import bounded_map
 from .progress import Progress, Tally
-from .records import id_key
+from .record import id_key
 from .schema import FIRST_WORD, ID, MD5, TEXT
 from .solr import Solr
 from .verify import EditDistanceCheck

@@ -22,7 +22,7 @@ from .candidates import LSH, candidates
 from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
 from .pairs import Pair, ordered
 from .progress import Progress, Tally
-from .records import Record, id_key
+from .record import Record, id_key
 from .repair import repair
 from .schema import ID, TEXT, TOKENS
 from .similarity import DEFAULT_THRESHOLD, CloseWords, Weights, number_agreement, numbers

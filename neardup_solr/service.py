@@ -75,7 +75,7 @@ from . import __version__
 from .api import NearDuplicates, as_record
 from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
 from .labels import LabelStore, gold_text, label_problem, label_rows
-from .records import MAX_LINE_BYTES, Record, checked_source, field_problem, in_source, size_problem
+from .record import MAX_LINE_BYTES, Record, checked_source, field_problem, in_source, size_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
 from .text import is_blank
@@ -261,7 +261,7 @@ def _records_of(body: bytes) -> list[Record]:
     """The records of a request body: a JSON object or a list of them, each
     checked by the rules a records file's are, with the command line's
     reasons: the text as a JSON Lines field's (no NUL or other control
-    characters, no lone surrogates: ``records.field_problem``), at most
+    characters, no lone surrogates: ``record.field_problem``), at most
     ``MAX_LINE_BYTES`` of it, then the id rule and some letters or digits
     (:func:`~neardup_solr.api.as_record`). Costs a JSON parse of the body.
 

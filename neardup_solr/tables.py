@@ -42,7 +42,8 @@ from .errors import InputError, NeardupError
 from .extras import require
 from .files import atomic_output
 from .outputs import Table, pair_table, rounded
-from .records import MAX_LINE_BYTES, Record, _Entry, record_problem, table_entry, table_layout
+from .record import MAX_LINE_BYTES, Record, record_problem
+from .records import _Entry, table_entry, table_layout
 from .sources import Layout, RecordFile, cannot_read
 
 # Rows converted at a time: about 1 MB of text for records of 100

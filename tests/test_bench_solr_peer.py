@@ -15,7 +15,7 @@ from conftest import ROOT, _homes
 from neardup_solr import NearDuplicates
 from neardup_solr.evaluate import score
 from neardup_solr.pairs import Pair
-from neardup_solr.records import id_key
+from neardup_solr.record import id_key
 from neardup_solr.repair import repair
 
 

@@ -20,7 +20,7 @@ from neardup_solr.clusters import (
 )
 from neardup_solr.errors import InputError
 from neardup_solr.pairs import Pair, write_pairs
-from neardup_solr.records import id_key
+from neardup_solr.record import id_key
 
 
 def members(clusters):

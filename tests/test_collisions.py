@@ -10,7 +10,7 @@ from neardup_solr.bands import band_prefix
 from neardup_solr.collisions import Pairing, Skipped, _members, bucket_batches
 from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import index_records
-from neardup_solr.records import Record, id_key
+from neardup_solr.record import Record, id_key
 from neardup_solr.repair import repair
 from neardup_solr.schema import BAND_KEYS, MD5
 from neardup_solr.text import md5_hex, normalize

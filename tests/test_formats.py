@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from neardup_solr import records
 from neardup_solr.errors import InputError, MissingField
-from neardup_solr.records import Record, RecordReader, SeenIds
+from neardup_solr.record import Record
+from neardup_solr.records import RecordReader, SeenIds
 from neardup_solr.sources import Layout, RecordFile, format_from_name
 
 

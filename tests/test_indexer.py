@@ -6,7 +6,7 @@ import random
 import neardup_solr.indexer as indexer
 from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import FORK_WORDS, batches, built, index_records
-from neardup_solr.records import Record
+from neardup_solr.record import Record
 from neardup_solr.schema import BAND_KEYS, ID, TEXT
 
 SETTINGS = IndexSettings(bands=8, band_rows=2, lsh_shingles="words", reference=False)

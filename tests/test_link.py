@@ -17,7 +17,7 @@ from neardup_solr.datasets import FODORS_PHONE, ZAGATS_PHONE, guide_texts
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.labels import read_labels
 from neardup_solr.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
-from neardup_solr.records import id_key, id_order, keyed, source_of, source_problem, split_key
+from neardup_solr.record import id_key, id_order, keyed, source_of, source_problem, split_key
 
 OURS = [
     ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),

@@ -8,7 +8,7 @@ from neardup_solr.bulk import lsh_pairs
 from neardup_solr.candidates import MINHASH, SHINGLES, candidates
 from neardup_solr.indexer import index_records
 from neardup_solr.pairs import Pair
-from neardup_solr.records import Record
+from neardup_solr.record import Record
 from neardup_solr.reference import reference_pairs
 from neardup_solr.solr import overlap_query, term
 

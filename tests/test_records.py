@@ -3,7 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup_solr.errors import InputError
-from neardup_solr.records import Record, RecordReader, id_key, id_order
+from neardup_solr.record import Record, id_key, id_order
+from neardup_solr.records import RecordReader
 
 
 def read(path, **kw):

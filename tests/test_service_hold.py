@@ -18,7 +18,7 @@ import requests
 from conftest import run_cli
 from test_service import RECORDS, TOKEN, built, one_line_error  # noqa: F401 (built is a fixture)
 
-from neardup_solr.records import MAX_LINE_BYTES
+from neardup_solr.record import MAX_LINE_BYTES
 
 BIG = 20 * 2**20
 CHUNK = 2**20

@@ -5,7 +5,7 @@ import hashlib
 import mmh3
 from neardup_solr.documents import DocumentBuilder, IndexSettings
 from neardup_solr.indexer import index_records
-from neardup_solr.records import Record
+from neardup_solr.record import Record
 from neardup_solr.repair import repair
 from neardup_solr.solr import term
 

@@ -21,7 +21,8 @@ from neardup_solr.api import as_record
 from neardup_solr.clusters import Cluster, write_clusters
 from neardup_solr.errors import MissingField, NeardupError
 from neardup_solr.pairs import Pairs, read_pairs, write_pairs
-from neardup_solr.records import Record, RecordReader
+from neardup_solr.record import Record
+from neardup_solr.records import RecordReader
 from neardup_solr.sources import Layout, RecordFile
 
 

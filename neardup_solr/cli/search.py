@@ -24,7 +24,8 @@ from ..model import summary, summary_path
 from ..files import atomic_output, is_stdout
 from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
-from ..records import RecordReader, checked_source, sample_records
+from ..record import checked_source
+from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
