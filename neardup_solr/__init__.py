@@ -37,10 +37,12 @@ The pipeline, one module each, in order::
   ``cloud``): the Solr fields, one Solr document per record, written in
   batches; the client, the local Solr, SolrCloud;
 - ``candidates``: the records sharing a mode's values with a record;
-  ``collisions``: all band-key candidates at once;
+  ``collisions``: all band-key candidates at once (``numbering``: the
+  bucketed records numbered in a compiled hash table, their ids as bytes);
 - ``verify`` (with ``similarity``): the two checks of a candidate, and the
   agreement of its numbers; ``kernel``: the same similarity and agreement
-  for many candidates at once, compiled, over records held as arrays;
+  for many candidates at once, compiled, over records held as arrays
+  (``compiled``: numba's switch, or plain Python without it);
 - ``search``: the online search of one text; ``bulk``: the default mode
   over the whole index (with ``parallel``); ``reference``: the reference
   modes over the whole index;
@@ -51,7 +53,9 @@ The pipeline, one module each, in order::
   atomic writes, connected components; ``html_report``, ``evaluate``, ``plots``, ``datasets``: what
   the command line shows and measures;
 - ``api``: :class:`NearDuplicates`, the public API; ``progress``,
-  ``errors``: what its calls report; on top of it ``service``: the API
+  ``errors``: what its calls report; ``extras``: the optional packages,
+  each imported when used or named by the extra that installs it; on top
+  of it ``service``: the API
   over HTTP (``neardup serve``, with ``review``, its review page, and
   ``labels``, the same / different labels a person gives pairs there),
   and ``cli``: the ``neardup`` command.
