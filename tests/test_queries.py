@@ -99,10 +99,11 @@ def with_two_words_changed(words: list[str]) -> list[str]:
 
 
 def test_the_best_10_cut_and_its_id_tie_break_decide_which_pairs_are_found(core, tmp_path):
-    """Each record is compared with its best --rows candidates only.
+    """Each record is compared with its best --candidates candidates only.
 
     Record 100's twin (distance 2) shares 4 shingles with it, ten decoys
-    (distance 3) all 10: the twin is 11th, found with --rows 11, not 10.
+    (distance 3) all 10: the twin is 11th, found with --candidates 11, not
+    10. The option's old name, --rows, still gives the same.
     Record 200's twin and ten decoys all share 4 shingles with it: the twin
     has the smallest id, so it is within the best 10, though stored last.
     """
@@ -116,13 +117,14 @@ def test_the_best_10_cut_and_its_id_tie_break_decide_which_pairs_are_found(core,
     records = write_records(tmp_path / "records.txt", lines)
     assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
     found = {}
-    for rows in ("10", "11"):
-        out = tmp_path / f"pairs{rows}.tsv"
-        done = run_cli("report", "--shingles", "--max-dist", "2", "--rows", rows, str(out), "--solr-url", core.url)
-        assert done.returncode == 0, done.stderr
-        found[rows] = out.read_text()
-    assert found["10"] == "200\t201\t2\n"
-    assert found["11"] == "100\t101\t2\n200\t201\t2\n"
+    for option in ("--candidates", "--rows"):
+        for rows in ("10", "11"):
+            out = tmp_path / f"pairs{rows}.tsv"
+            done = run_cli("report", "--shingles", "--max-dist", "2", option, rows, str(out), "--solr-url", core.url)
+            assert done.returncode == 0, done.stderr
+            found[option, rows] = out.read_text()
+        assert found[option, "10"] == "200\t201\t2\n"
+        assert found[option, "11"] == "100\t101\t2\n200\t201\t2\n"
 
 
 def test_hostile_records_find_their_twins_and_nothing_else(core):

@@ -108,7 +108,7 @@ def test_prepared_records_follow_the_reference_numbering(indexed):
 @pytest.mark.parametrize("rows", ["10", "1000"])
 def test_shingles_find_65_pairs_61_true(indexed, restaurants_dir, rows):
     core, work = indexed
-    out, pairs = report(core, work, "--shingles", "--max-dist", "2", "--rows", rows)
+    out, pairs = report(core, work, "--shingles", "--max-dist", "2", "--candidates", rows)
     assert len(pairs) == 65
     assert sum(frozenset(p[:2]) in gold_pairs(restaurants_dir) for p in pairs) == 61
     assert all(int(a) < int(b) and 0 <= int(d) <= 2 for a, b, d in pairs)

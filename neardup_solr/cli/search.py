@@ -180,8 +180,10 @@ def _source(value: str) -> str:
               help="Largest word edit distance reported (reference modes).")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values compared (--minhash).")
-@click.option("--rows", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
+@click.option("--candidates", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
               help="Candidates verified per record (reference modes).")
+@click.option("--rows", "old_candidates", type=click.IntRange(1), hidden=True,
+              help="The old name of --candidates, kept for a release.")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
               help="Skip band keys held by more records than this (default mode).")
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -194,7 +196,8 @@ def _source(value: str) -> str:
 @output_options
 @solr_connection
 @quiet_option
-def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, rows: int, max_bucket: int,
+def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, candidates: int,
+           old_candidates: int | None, max_bucket: int,
            labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
            quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
@@ -219,7 +222,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     reaches it), prints the cut and the estimated precision and recall, and
     keeps the model with the index for `query` and beside OUT (OUT with
     .model.json, read by `evaluate` and `html`). The reference modes (--shingles, --minhash) ask Solr
-    for each record's best ROWS candidates with the same first word by
+    for each record's best CANDIDATES candidates with the same first word by
     values shared, and keep those within MAX_DIST words.
 
     --link keeps only the pairs of records of different sources, and fits
@@ -246,6 +249,8 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     if one_to_one and not link:
         raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     check_format(out, out_format)
+    if old_candidates is not None:
+        candidates = old_candidates
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
@@ -261,9 +266,9 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     else:
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
             if mode == "shingles":
-                found = nd.shingle_pairs(max_dist=max_dist, per_record=rows, progress=bar_progress(bar))
+                found = nd.shingle_pairs(max_dist=max_dist, per_record=candidates, progress=bar_progress(bar))
             else:
-                found = nd.minhash_pairs(max_dist=max_dist, per_record=rows, signatures=signatures,
+                found = nd.minhash_pairs(max_dist=max_dist, per_record=candidates, signatures=signatures,
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
