@@ -403,9 +403,12 @@ class NearDuplicates:
         return [i for i in ids if i in present]
 
     def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
-        """Connected components of ``pairs`` (default: :meth:`pairs`),
-        largest first; no request beyond those of :meth:`pairs`."""
-        return cluster_pairs(self.pairs() if pairs is None else pairs)
+        """Connected components of ``pairs``, largest first. Without
+        ``pairs``, those of the default mode's pairs, found as :meth:`pairs`
+        finds them but read only: the model fitted on the way is not kept
+        with the index (call :meth:`pairs` for that). No request beyond
+        those of finding the pairs."""
+        return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
 
     def _search(self, threshold: float | None) -> OnlineSearch:
         if threshold not in self._searches:

@@ -14,6 +14,7 @@ import pytest
 import neardup_solr
 from conftest import ROOT
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
+from neardup_solr.documents import load_model
 from neardup_solr.records import RecordReader
 from neardup_solr.search import OnlineSearch
 
@@ -120,7 +121,10 @@ def test_add_query_delete_and_the_new_records_pairs(core):
     assert nd.delete(["6", "absent"]) == ["6"]
     assert nd.texts(["6"]) == {}
     assert nd.pairs_of([RECORDS[4]]) == []
+    # Clusters of the pairs found anew read the index and write nothing: the model kept stays as it was.
+    kept = load_model(core)
     assert [c.members for c in nd.clusters()] == [("1", "2"), ("3", "4")]
+    assert load_model(core) == kept
 
 
 def test_one_search_queried_from_many_threads_answers_as_one_at_a_time(core, tmp_path):
