@@ -114,7 +114,7 @@ import numpy as np
 
 from .similarity import AGREEMENT, DEFAULT_THRESHOLD
 
-__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "with_labels"]
+__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "with_labels", "keeps_by_similarity"]
 
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
@@ -176,6 +176,13 @@ MIN_SCALE = 0.05
 # taken as a millionth from them: their odds are large, not infinite.
 LOGIT_BOUND = 1e-6
 NEWTON_ROUNDS = 50
+
+
+def keeps_by_similarity(similarities: np.ndarray, threshold: float | None = None) -> np.ndarray:
+    """Which pairs are kept where no model decides (none was fitted, or
+    there is none yet, or a fixed ``threshold`` overrides it): those at or
+    above ``threshold``, else at or above ``FALLBACK_CUT``."""
+    return np.asarray(similarities) >= (FALLBACK_CUT if threshold is None else threshold)
 
 
 def _bins(similarities: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -331,7 +338,7 @@ class MatchModel:
         given, else the matches (probability at least 1/2; similarity at
         least ``FALLBACK_CUT`` when the model was not fitted)."""
         if threshold is not None or not self.fitted:
-            return np.asarray(similarities) >= (FALLBACK_CUT if threshold is None else threshold)
+            return keeps_by_similarity(similarities, threshold)
         return np.asarray(self.probabilities(similarities, levels)) >= 0.5
 
     def estimates(self, cut: float | None = None) -> dict[str, float] | None:
