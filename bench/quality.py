@@ -57,7 +57,7 @@ import requests
 from neardup_solr.collisions import MAX_BUCKET
 from neardup_solr.errors import NeardupError
 from neardup_solr.evaluate import read_gold, score
-from neardup_solr.model import read_summary
+from neardup_solr.summary import ReportSummary, summary_path
 from neardup_solr.pairs import read_pairs
 from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
@@ -136,12 +136,12 @@ def estimates(pairs: Path) -> dict | None:
     pairs (``pairs.tsv`` -> ``pairs.model.json``): ``{"precision", "recall",
     "true_pairs", "cut"}``, or None where the report wrote none or had too
     few candidates to fit a model."""
-    about = read_summary(pairs)
-    if about is None or about["estimated"] is None:
+    about = ReportSummary.read(summary_path(pairs))
+    if about is None or about.estimated is None:
         return None
-    estimated = about["estimated"]
-    return {"precision": float(estimated["precision"]), "recall": float(estimated["recall"]),
-            "true_pairs": float(estimated["true_pairs"]), "cut": about["cut"]}
+    estimated = about.estimated
+    return {"precision": estimated.precision, "recall": estimated.recall, "true_pairs": estimated.true_pairs,
+            "cut": about.cut}
 
 
 def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset[str]]]:

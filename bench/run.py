@@ -54,7 +54,7 @@ import numpy as np
 from neardup_solr import local_solr
 from neardup_solr.documents import IndexSettings
 from neardup_solr.evaluate import read_gold, score
-from neardup_solr.model import read_summary
+from neardup_solr.summary import ReportSummary, summary_path
 from neardup_solr.pairs import read_pairs
 from neardup_solr.records import RecordReader
 from neardup_solr.repair import repair
@@ -299,11 +299,12 @@ def ours(args: argparse.Namespace, url: str, records: Path, corpus: Corpus, gold
     # The largest of the index and report processes and the workers the report forks.
     rss = max((mb for mb in (cpu.peak_rss_mb("neardup_solr", "index"), cpu.peak_rss_mb("neardup_solr", "report"))
                if mb is not None), default=None)
-    summary = read_summary(pairs)
-    settings.update(model=said(report_said, "model:"), cut=summary["cut"] if summary else args.threshold)
-    estimated = (summary or {}).get("estimated") or {}
+    summary = ReportSummary.read(summary_path(pairs))
+    settings.update(model=said(report_said, "model:"), cut=summary.cut if summary is not None else args.threshold)
+    estimated = None if summary is None else summary.estimated
     return ({"index_seconds": index_s, "report_seconds": report_s, "seconds": index_s + report_s,
-             "peak_rss_mb": rss, "estimated_recall": estimated.get("recall"), **quality(pairs, gold)}, settings)
+             "peak_rss_mb": rss, "estimated_recall": None if estimated is None else estimated.recall,
+             **quality(pairs, gold)}, settings)
 
 
 def solr_minhash(node: Node, solr: Solr, all_records: list[tuple[str, str]],

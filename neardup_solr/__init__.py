@@ -48,7 +48,8 @@ The pipeline, one module each, in order::
   modes over the whole index;
 - ``model``: matches and non-matches fitted to the candidates'
   similarities and number agreements without labels: the cuts, each pair's
-  probability, the estimated precision and recall;
+  probability, the estimated precision and recall; ``summary``: what a
+  report says of its model, in the file beside its pairs;
 - ``pairs``, ``outputs``, ``files``, ``clusters``: pair files, tables,
   atomic writes, connected components; ``html_report``, ``evaluate``, ``plots``, ``datasets``: what
   the command line shows and measures;

@@ -105,19 +105,16 @@ cut at the fixed ``FALLBACK_CUT`` and carry no probability.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 
 from .similarity import AGREEMENT, DEFAULT_THRESHOLD
 
-__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "with_labels", "summary", "summary_path",
-           "read_summary"]
+__all__ = ["BINS", "LEVELS", "MatchModel", "fit", "histogram", "with_labels", "keeps_by_similarity"]
 
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
@@ -179,6 +176,13 @@ MIN_SCALE = 0.05
 # taken as a millionth from them: their odds are large, not infinite.
 LOGIT_BOUND = 1e-6
 NEWTON_ROUNDS = 50
+
+
+def keeps_by_similarity(similarities: np.ndarray, threshold: float | None = None) -> np.ndarray:
+    """Which pairs are kept where no model decides (none was fitted, or
+    there is none yet, or a fixed ``threshold`` overrides it): those at or
+    above ``threshold``, else at or above ``FALLBACK_CUT``."""
+    return np.asarray(similarities) >= (FALLBACK_CUT if threshold is None else threshold)
 
 
 def _bins(similarities: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -334,7 +338,7 @@ class MatchModel:
         given, else the matches (probability at least 1/2; similarity at
         least ``FALLBACK_CUT`` when the model was not fitted)."""
         if threshold is not None or not self.fitted:
-            return np.asarray(similarities) >= (FALLBACK_CUT if threshold is None else threshold)
+            return keeps_by_similarity(similarities, threshold)
         return np.asarray(self.probabilities(similarities, levels)) >= 0.5
 
     def estimates(self, cut: float | None = None) -> dict[str, float] | None:
@@ -612,47 +616,3 @@ def _em(counts: np.ndarray, r: np.ndarray) -> tuple | None:
         if likelihood - before < TOLERANCE:
             break
     return likelihood, prior, m, u, r, rounds
-
-
-def summary_path(pairs_path: Path | str) -> Path:
-    """Where a report keeps its model beside its pair file: ``pairs.tsv`` ->
-    ``pairs.model.json``."""
-    return Path(pairs_path).with_suffix(".model.json")
-
-
-def summary(model: MatchModel, cut: float, forced: bool, proposed: float = 1.0) -> dict:
-    """What a report says of its model: the cut used (``forced`` when a fixed
-    threshold replaced the model's), each level of number agreement's cut,
-    the estimates of what was kept, the model.
-
-    ``proposed`` is the estimated share of all true pairs that became
-    candidates at all (``bulk.proposed_share``): the model sees candidates
-    only, so the true pairs and the recall it estimates are of those, and
-    are carried to all true pairs by that share.
-    """
-    estimated = model.estimates(cut if forced else None)
-    if estimated is not None:
-        estimated = {**estimated, "true_pairs": estimated["true_pairs"] / proposed,
-                     "recall": estimated["recall"] * proposed, "proposed": proposed}
-    return {
-        "cut": cut if math.isfinite(cut) else None,
-        "model_cut": model.cut if math.isfinite(model.cut) else None,
-        "forced": forced,
-        "level_cuts": {name: (at if math.isfinite(at) else None) for name, at in model.cuts().items()},
-        "candidates": model.candidates,
-        "labeled": {"same": int(np.sum(model.same)), "different": int(np.sum(model.different))},
-        "fitted": model.fitted,
-        "estimated": estimated,
-        "model": model.to_dict(),
-    }
-
-
-def read_summary(pairs_path: Path | str) -> dict | None:
-    """The summary beside a pair file, or ``None`` when there is none or it
-    cannot be read."""
-    try:
-        data = json.loads(summary_path(pairs_path).read_text(encoding="utf-8"))
-        MatchModel.from_dict(data["model"])
-        return data
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

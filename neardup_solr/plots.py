@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .bands import Banding, collision_probability  # noqa: E402
+from .summary import ReportSummary  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
@@ -61,28 +62,29 @@ def similarity_histogram(path: Path, true_values: list[float], false_values: lis
     return _save(fig, path)
 
 
-def model_histogram(path: Path, about: dict) -> Path:
+def model_histogram(path: Path, about: ReportSummary) -> Path:
     """All candidate pairs by similarity (log scale), the two classes the
-    match model fitted to them, and its cut: why the cut is where it is."""
-    model = about["model"]
-    bins = model["bins"]
+    match model fitted to them, and its cut: why the cut is where it is.
+    ``about.estimated`` must be given (the model was fitted)."""
+    model = about.model
+    bins = len(model.counts)
     edges = np.linspace(0.0, 1.0, bins + 1)
     centres = (edges[:-1] + edges[1:]) / 2
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    ax.bar(centres, model["counts"], width=1.0 / bins, color="lightgrey", label=f"candidates ({about['candidates']})")
-    ax.plot(centres, model["nonmatch"], color="tab:red", label="fitted non-matches")
-    ax.plot(centres, model["match"], color="tab:green", label="fitted matches")
-    if about.get("cut") is not None:
-        ax.axvline(about["cut"], color="black", linestyle="--",
-                   label=f"{'fixed cut' if about.get('forced') else 'cut (probability 0.5)'} {about['cut']:.2f}")
-    if not about.get("forced"):
+    ax.bar(centres, model.counts, width=1.0 / bins, color="lightgrey", label=f"candidates ({about.candidates})")
+    ax.plot(centres, model.nonmatch, color="tab:red", label="fitted non-matches")
+    ax.plot(centres, model.match, color="tab:green", label="fitted matches")
+    if about.cut is not None:
+        ax.axvline(about.cut, color="black", linestyle="--",
+                   label=f"{'fixed cut' if about.forced else 'cut (probability 0.5)'} {about.cut:.2f}")
+    if not about.forced:
         # Each level of number agreement moves the cut its own way.
-        for (name, cut), colour in zip(about.get("level_cuts", {}).items(), ("tab:purple", "tab:orange", "tab:brown",
-                                                                            "tab:cyan", "tab:olive")):
+        for (name, cut), colour in zip(about.level_cuts, ("tab:purple", "tab:orange", "tab:brown",
+                                                           "tab:cyan", "tab:olive")):
             if cut is not None:
                 ax.axvline(cut, color=colour, linestyle=":", label=f"cut where {name} {cut:.2f}")
-    estimated = about["estimated"]
+    estimated = about.estimated
     ax.set(xlabel="similarity", ylabel="pairs", xlim=(0, 1), yscale="symlog",
-           title=f"Match model: est. precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}")
+           title=f"Match model: est. precision {estimated.precision:.3f}, recall {estimated.recall:.3f}")
     ax.legend(fontsize="small")
     return _save(fig, path)

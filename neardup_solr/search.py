@@ -20,12 +20,13 @@ import numpy as np
 
 from .candidates import LSH, candidates
 from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
+from .model import keeps_by_similarity
 from .pairs import Pair, ordered
 from .progress import Progress, Tally
 from .record import Record, id_key
 from .repair import repair
 from .schema import ID, TEXT, TOKENS
-from .similarity import DEFAULT_THRESHOLD, CloseWords, Weights, number_agreement, numbers
+from .similarity import CloseWords, Weights, number_agreement, numbers
 from .solr import Solr
 from .verify import SimilarityCheck
 
@@ -50,9 +51,10 @@ class OnlineSearch:
     Matches are kept, and given a probability, by the match model the last
     report fitted and kept with the index (``model.py``): those whose
     similarity and number agreement give them a probability of at least 1/2.
-    Before any report there is none, and the fixed ``DEFAULT_THRESHOLD``
-    keeps them. A given ``threshold`` overrides the model's choice. Creating
-    one costs two Solr requests (the index settings and the model)."""
+    Before any report there is none, and the fixed cut of a model too small
+    to fit keeps them (``model.keeps_by_similarity``). A given ``threshold``
+    overrides the model's choice. Creating one costs two Solr requests (the
+    index settings and the model)."""
 
     DF_MAX_AGE = 60.0
 
@@ -100,7 +102,7 @@ class OnlineSearch:
         levels = np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs])
         if self.model is None:
             probabilities = [None] * len(found)
-            kept = scores >= (DEFAULT_THRESHOLD if self.threshold is None else self.threshold)
+            kept = keeps_by_similarity(scores, self.threshold)
         else:
             probabilities = self.model.probabilities(scores, levels)
             kept = self.model.keeps(scores, levels, self.threshold)

@@ -5,12 +5,14 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 
 from bench.quality import estimates, markdown
 from conftest import ROOT, run_cli
-from neardup_solr.model import fit, histogram, summary
+from neardup_solr.model import fit, histogram
+from neardup_solr.summary import Estimates, ReportSummary
 
 SETS = {"records-heavy": 1500, "people": 1000, "documents": 150}
 
@@ -69,15 +71,13 @@ def test_estimates_are_read_from_the_model_file_beside_the_pairs(tmp_path):
     pairs.write_text("1\t2\t0\t0.9\n")
     assert estimates(pairs) is None
     # A model file as the report writes it, its estimates set to known values.
-    about = summary(fit(histogram(np.linspace(0, 1, 500))), 0.62, forced=True)
-    about["estimated"] = {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "pairs": 100.0}
-    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
+    about = ReportSummary.of(fit(histogram(np.linspace(0, 1, 500))), 0.62, forced=True)
+    known = Estimates(precision=0.95, recall=0.9, true_pairs=120.5, pairs=100.0)
+    replace(about, estimated=known).write(tmp_path / "pairs.model.json")
     assert estimates(pairs) == {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "cut": 0.62}
-    about["estimated"] = None  # too few candidates to fit
-    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
+    replace(about, estimated=None).write(tmp_path / "pairs.model.json")  # too few candidates to fit
     assert estimates(pairs) is None
-    about["estimated"] = {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "pairs": 100.0}
-    (tmp_path / "pairs.model.json").write_text(json.dumps(about))
+    replace(about, estimated=known).write(tmp_path / "pairs.model.json")
     row = {"name": "people", "records": 10, "true_pairs": 4, "pairs": 4, "precision": 0.75, "recall": 0.75,
            "f1": 0.75, "estimated": estimates(pairs), "candidates_kept": 1.0, "candidates_any": 1.0,
            "missed_not_candidates": 0, "missed_below_cut": 1, "index_seconds": 1.0, "report_seconds": 2.0}

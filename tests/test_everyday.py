@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, writ
 from neardup_solr.documents import load_model
 from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
+from neardup_solr.summary import ReportSummary
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +45,19 @@ def test_query_a_new_text_finds_both_listings_first(restaurants):
     cut = json.loads((work / "pairs.model.json").read_text())["cut"]
     assert similarities == sorted(similarities, reverse=True) and min(similarities) >= cut
     assert all(len(r) == 5 and float(r[4]) >= 0.5 for r in rows)
+
+
+def test_the_reports_summary_is_the_file_it_has_always_been(restaurants):
+    """``neardup report``'s summary on the restaurants, byte for byte as the
+    report wrote it before the summary had a type of its own
+    (``tests/fixtures/restaurants.model.json``, written by ``neardup index``
+    and ``neardup report`` with the defaults on the prepared restaurants).
+    A change that means to move the model writes the fixture again."""
+    _, work = restaurants
+    written = (work / "pairs.model.json").read_bytes()
+    assert written == (Path(__file__).parent / "fixtures" / "restaurants.model.json").read_bytes()
+    about = ReportSummary.read(work / "pairs.model.json")
+    assert about is not None and json.dumps(about.to_dict(), indent=1).encode() == written
 
 
 def test_a_long_lived_search_asks_only_for_words_it_has_not_seen_and_answers_the_same(restaurants):

@@ -18,7 +18,7 @@ from ..bands import SAMPLE_RECORDS, choose
 from ..documents import sample_agreements
 from ..evaluate import missed, read_gold, score, score_labels, values_by_truth
 from ..labels import read_labels
-from ..model import read_summary
+from ..summary import ReportSummary, summary_path
 from ..pairs import Pair, read_pairs
 from ..records import read_texts, sample_records
 from .common import EXIT_SKIPPED_LINES, say
@@ -81,14 +81,14 @@ def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, n
                 records: Path | None) -> None:
     """Score ``found`` against the gold file; print the scores, save the histograms."""
     truth = read_gold(gold)
-    about = read_summary(pairs)
+    about = ReportSummary.read(summary_path(pairs))
     if not no_plot:
         from .. import plots
 
         true_values, false_values, label = values_by_truth(found, truth)
         path = plots.similarity_histogram(plot or pairs.with_suffix(".png"), true_values, false_values, label)
         say(f"saved the histogram of {label} to {path}")
-        if about is not None and about["estimated"] is not None:
+        if about is not None and about.estimated is not None:
             say(f"saved the match model's histogram to {plots.model_histogram(model_plot_path(pairs), about)}")
     if show_missed:
         texts = read_texts(records) if records else {}
@@ -96,10 +96,10 @@ def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, n
             shown = f"\t{texts[a]}\t{texts[b]}" if a in texts and b in texts else ""
             click.echo(f"missed\t{a}\t{b}{shown}")
     measured = score(found, truth)
-    if about is not None and about["estimated"] is not None:
-        estimated = about["estimated"]
-        click.echo(f"estimated precision={estimated['precision']:.3f} recall={estimated['recall']:.3f} "
-                   f"true={estimated['true_pairs']:.0f}  measured precision={measured.precision:.3f} "
+    if about is not None and about.estimated is not None:
+        estimated = about.estimated
+        click.echo(f"estimated precision={estimated.precision:.3f} recall={estimated.recall:.3f} "
+                   f"true={estimated.true_pairs:.0f}  measured precision={measured.precision:.3f} "
                    f"recall={measured.recall:.3f} true={measured.true}")
     click.echo(measured.line())
 

@@ -14,7 +14,7 @@ import click
 
 from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
 from ..html_report import render, write_report
-from ..model import read_summary
+from ..summary import ReportSummary, summary_path
 from ..pairs import read_pairs
 from ..records import read_texts
 from ..solr import Solr
@@ -85,14 +85,13 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
         connection = solr()
         texts = connection.texts(sorted(wanted))
         total = connection.count()
-    about = read_summary(pairs)
+    about = ReportSummary.read(summary_path(pairs))
     summary: dict = {} if total is None else {"records": total}
-    if about is not None and about["estimated"] is not None:
-        estimated = about["estimated"]
-        summary |= {"cut": "none" if about["cut"] is None else f"{about['cut']:.2f}",
-                    "estimated precision": f"{estimated['precision']:.3f}",
-                    "estimated recall": f"{estimated['recall']:.3f}",
-                    "candidates": about["candidates"]}
+    if about is not None and about.estimated is not None:
+        summary |= {"cut": "none" if about.cut is None else f"{about.cut:.2f}",
+                    "estimated precision": f"{about.estimated.precision:.3f}",
+                    "estimated recall": f"{about.estimated.recall:.3f}",
+                    "candidates": about.candidates}
         if not images:
             from .. import plots
 

@@ -20,8 +20,7 @@ from ..documents import LSH_SHINGLES, IndexSettings
 from ..indexer import BATCH_SIZE
 from ..labels import read_labels
 from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
-from ..model import summary, summary_path
-from ..files import atomic_output, is_stdout
+from ..files import is_stdout
 from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
 from ..record import checked_source
@@ -29,6 +28,7 @@ from ..records import RecordReader, sample_records
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
+from ..summary import ReportSummary, summary_path
 from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress,
                      quiet_option, reading_progress, record_input, say, solr_connection, solr_texts)
 
@@ -258,10 +258,9 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
             verified = nd.pairs(link=link, one_to_one=one_to_one, threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-        about = summary(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
+        about = ReportSummary.of(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
-            with atomic_output(summary_path(out)) as handle:
-                json.dump(about, handle, indent=1)
+            about.write(summary_path(out))
         say(model_line(about))
     else:
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
@@ -294,24 +293,22 @@ def in_option_words() -> Iterator[None]:
                            hint="index again without --lean") from None
 
 
-def model_line(about: dict) -> str:
+def model_line(about: ReportSummary) -> str:
     """One line on the match model of a report's summary."""
-    estimated = about["estimated"]
+    estimated = about.estimated
     if estimated is None:
-        return (f"model: {about['candidates']} candidate pairs are too few to fit; "
-                f"fixed cut {about['cut']:.2f}, no probabilities")
-    if about["forced"]:
-        how = f"fixed cut {about['cut']:.2f} (the model's: {_cut_text(about['model_cut'])})"
+        return (f"model: {about.candidates} candidate pairs are too few to fit; "
+                f"fixed cut {about.cut:.2f}, no probabilities")
+    if about.forced:
+        how = f"fixed cut {about.cut:.2f} (the model's: {_cut_text(about.model_cut)})"
     else:
-        levels = "".join(f"; {name}: {_cut_text(cut, 'none')}" for name, cut in about.get("level_cuts", {}).items())
-        how = f"cut {_cut_text(about['cut'])} (match probability >= 0.5{levels})"
-    labeled = about.get("labeled") or {}
-    sharpened = (f"; sharpened by {labeled['same']} pairs labeled the same, {labeled['different']} different"
-                 if sum(labeled.values()) else "")
-    proposed = estimated.get("proposed", 1.0)
-    return (f"model: {how}; estimated {estimated['true_pairs']:.0f} true pairs, {proposed:.1%} of them among "
-            f"{about['candidates']} candidates; estimated precision {estimated['precision']:.3f}, "
-            f"recall {estimated['recall']:.3f}{sharpened}")
+        levels = "".join(f"; {name}: {_cut_text(cut, 'none')}" for name, cut in about.level_cuts)
+        how = f"cut {_cut_text(about.cut)} (match probability >= 0.5{levels})"
+    sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
+                 if about.labeled_same + about.labeled_different else "")
+    return (f"model: {how}; estimated {estimated.true_pairs:.0f} true pairs, {estimated.proposed:.1%} of them "
+            f"among {about.candidates} candidates; estimated precision {estimated.precision:.3f}, "
+            f"recall {estimated.recall:.3f}{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:
