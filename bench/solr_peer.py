@@ -36,7 +36,7 @@ from neardup_solr.bulk import scored, weigh
 from neardup_solr.collisions import Candidates
 from neardup_solr.documents import load_model
 from neardup_solr.record import id_key
-from neardup_solr.similarity import DEFAULT_THRESHOLD
+from neardup_solr.model import keeps_by_similarity
 from neardup_solr.solr import Solr
 
 CONF = Path(__file__).resolve().parent / "solr_minhash" / "conf"
@@ -208,7 +208,7 @@ def verify(solr: Solr, texts: dict[str, str], found: Candidates,
     scores, levels = scored(found, weigh(solr, texts, found))
     model = load_model(solr)
     if threshold is not None or model is None:
-        keep = scores >= (threshold if threshold is not None else DEFAULT_THRESHOLD)
+        keep = keeps_by_similarity(scores, threshold)
     else:
         keep = model.keeps(scores, levels)
     return [pair for pair, kept in zip(found.pairs(), keep.tolist()) if kept]
