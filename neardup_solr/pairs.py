@@ -107,10 +107,11 @@ def one_to_one(pairs: Iterable[Pair]) -> list[Pair]:
     kept: set[int] = set()
     for at in sorted(range(len(pairs)), key=lambda n: _preference(pairs[n])):
         a, b = pairs[at].a, pairs[at].b
-        ends = ((a, source_of(b)), (b, source_of(a)))
-        if source_of(a) != source_of(b) and (ends[0] in taken or ends[1] in taken):
-            continue
-        if source_of(a) != source_of(b):
+        source_a, source_b = source_of(a), source_of(b)
+        if source_a != source_b:
+            ends = ((a, source_b), (b, source_a))
+            if ends[0] in taken or ends[1] in taken:
+                continue
             taken.update(ends)
         kept.add(at)
     return [pair for at, pair in enumerate(pairs) if at in kept]
