@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from neardup_solr.bulk import _weighed_candidates
 from neardup_solr.collisions import MAX_BUCKET
-from neardup_solr.documents import IndexSettings
+from neardup_solr.state import IndexSettings
 from neardup_solr.kernel import CloseTable, score_pairs
 from neardup_solr.schema import TOKENS
 from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity

@@ -54,7 +54,7 @@ from urllib.parse import quote
 import numpy as np
 import requests
 
-from neardup_solr.documents import MODEL_PROPERTY
+from neardup_solr.state import MODEL_PROPERTY
 from neardup_solr.errors import NeardupError
 from neardup_solr.evaluate import read_gold
 from neardup_solr.records import RecordReader

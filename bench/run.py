@@ -52,7 +52,7 @@ import mmh3
 import numpy as np
 
 from neardup_solr import local_solr
-from neardup_solr.documents import IndexSettings
+from neardup_solr.state import IndexSettings
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.summary import ReportSummary, summary_path
 from neardup_solr.pairs import read_pairs

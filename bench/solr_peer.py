@@ -34,7 +34,7 @@ import requests
 
 from neardup_solr.bulk import scored, weigh
 from neardup_solr.collisions import Candidates
-from neardup_solr.documents import load_model
+from neardup_solr.state import load_model
 from neardup_solr.record import id_key
 from neardup_solr.model import keeps_by_similarity
 from neardup_solr.solr import Solr

@@ -32,10 +32,13 @@ The pipeline, one module each, in order::
   default mode;
 - ``shingles``, ``signatures`` (with ``murmur``): word 3-shingles and
   character 3-grams, their MinHash signatures;
-- ``bands``: LSH band keys, and the banding chosen from the data;
-- ``schema``, ``documents``, ``indexer``, ``solr`` (with ``local_solr``,
-  ``cloud``): the Solr fields, one Solr document per record, written in
-  batches; the client, the local Solr, SolrCloud;
+- ``bands``: LSH band keys, and the math of choosing bands x rows;
+  ``sampling``: the one sample of the data and the banding chosen from it;
+- ``schema``, ``documents``, ``indexer``, ``state``, ``solr`` (with
+  ``local_solr``, ``cloud``): the Solr fields, one Solr document per
+  record, written in batches, what the index keeps about itself (its
+  settings, its match model, whether it was built); the client, the local
+  Solr, SolrCloud;
 - ``candidates``: the records sharing a mode's values with a record;
   ``collisions``: all band-key candidates at once (``numbering``: the
   bucketed records numbered in a compiled hash table, their ids as bytes);

@@ -21,25 +21,26 @@ printed.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Union
 
-from .bands import SAMPLE_RECORDS, Choice
+from .bands import Choice
 from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
 from .clusters import Cluster, cluster_pairs
 from .collisions import MAX_BUCKET
-from .documents import IndexSettings, banding_for, save_model
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
 from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
+from .records import RecordReader
 from .reference import reference_pairs
+from .sampling import choose_banding
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
+from .state import IndexSettings, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 # The libraries whose tables index() and add() take, told by their types' module.
@@ -94,13 +95,6 @@ def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
     return (as_record(item) for item in items)
 
 
-def sample_of(records: Sequence[Record], size: int = SAMPLE_RECORDS, seed: int = 0) -> list[Record]:
-    """At most ``size`` of ``records``, drawn at random (all of a short list)."""
-    if len(records) <= size:
-        return list(records)
-    return random.Random(seed).sample(list(records), size)
-
-
 class NearDuplicates:
     """Near-duplicate detection over one Solr core or collection.
 
@@ -129,29 +123,31 @@ class NearDuplicates:
 
     @staticmethod
     def banding(sample: Sequence[RecordLike], total: int | None = None, lsh_shingles: str = "chars") -> Choice:
-        """The LSH banding for ``total`` records like ``sample``: the one that
-        catches the lowest similarity with probability 0.99 while a record
-        expects at most 50 candidates by chance and a report verifies at
-        most a million chance pairs, or 10 a record
-        (:func:`neardup_solr.bands.chance_budget`).
+        """The LSH banding for ``total`` records like ``sample``, as
+        :meth:`index` chooses it: the one that catches the lowest similarity
+        with probability 0.99 while a record expects at most 50 candidates
+        by chance and a report verifies at most a million chance pairs, or
+        10 a record (:func:`neardup_solr.bands.chance_budget`).
 
         Args:
-            sample: records drawn from the data (2000 are plenty).
+            sample: records of the data (2000 drawn at random from them
+                when there are more: :func:`neardup_solr.sampling.sample`).
             total: how many records the data holds (default: the sample's).
             lsh_shingles: "chars" (short records) or "words" (documents).
 
         Returns:
-            The choice, with the similarity it catches and the expected
-            chance candidates. No request; a comparison of every pair of the
-            sample (2000 records: about a second).
+            The choice: its ``banding`` (bands x rows), the similarity it
+            catches and the expected chance candidates. No request; a
+            comparison of every pair of the sample (2000 records: about a
+            second).
         """
-        records = [as_record(r) for r in sample]
-        return banding_for([r.text for r in records], total or len(records), lsh_shingles)
+        return choose_banding([as_record(r) for r in sample], lsh_shingles, total)
 
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> int:
+              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+              chosen: Callable[[Choice], None] | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
         collection on SolrCloud) that takes the old one's place at the same
@@ -172,15 +168,19 @@ class NearDuplicates:
                 within a source, and pairs name it (``"a/17"``). ``""``, the
                 default, is no source.
             bands, band_rows: the LSH banding; when neither is given it is
-                chosen from a sample of ``records`` (see :meth:`banding`),
-                which are then read into a list first. Given one, the other
-                is the default (42 bands, 3 rows).
+                chosen from a sample of ``records`` (see :meth:`banding`):
+                records are read into a list first, and a
+                :class:`~neardup_solr.records.RecordReader` has its file
+                sampled (:func:`neardup_solr.sampling.sample`) before it is
+                read. Given one, the other is the default (42 bands, 3 rows).
             signatures: MinHash values of word shingles (the minhash mode).
             lsh_shingles: "chars" (short records) or "words" (documents).
             reference: also the reference modes' fields (``False``: faster,
                 smaller, only the default mode).
             batch_size: records per update request.
             progress: told of the step "indexing" (one unit a record).
+            chosen: told of the banding chosen from the sample, before
+                any record is indexed.
 
         Returns:
             How many records were indexed. Costs one update request per
@@ -205,11 +205,14 @@ class NearDuplicates:
                 (the admin requests too), or was still replaying its log
                 after five minutes.
         """
-        records = in_source(as_records(records, id, text), source)
         if bands is None and band_rows is None:
-            records = list(records)
-            choice = self.banding(sample_of(records), len(records), lsh_shingles)
-            bands, band_rows = choice.bands, choice.band_rows
+            if not isinstance(records, RecordReader):
+                records, id, text = list(as_records(records, id, text)), None, None
+            choice = choose_banding(records, lsh_shingles)
+            if chosen is not None:
+                chosen(choice)
+            bands, band_rows = choice.banding.bands, choice.banding.band_rows
+        records = in_source(as_records(records, id, text), source)
         settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=reference)

@@ -20,7 +20,7 @@ and b * r may not exceed the signature length.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -77,19 +77,28 @@ def collision_probability(s: float, bands: int, band_rows: int) -> float:
 
 @dataclass(frozen=True)
 class Banding:
+    """``bands`` bands of ``band_rows`` MinHash values each."""
+
     bands: int
     band_rows: int
-    p_low: float
-    p_high: float
 
     @property
-    def hashes(self) -> int:
+    def values(self) -> int:
+        """MinHash values a signature needs: bands x rows."""
         return self.bands * self.band_rows
 
     @property
-    def threshold(self) -> float:
+    def midpoint(self) -> float:
         """Similarity where the S-curve is steepest, about (1/b)^(1/r)."""
         return (1.0 / self.bands) ** (1.0 / self.band_rows)
+
+    def probability(self, s: float) -> float:
+        """The chance that a pair of similarity ``s`` collides in a band: P(s)."""
+        return collision_probability(s, self.bands, self.band_rows)
+
+    def catches(self, miss: float) -> float:
+        """The similarity at and above which a pair collides with probability >= 1 - miss."""
+        return (1.0 - miss ** (1.0 / self.bands)) ** (1.0 / self.band_rows)
 
 
 def bands_needed(high: float, band_rows: int, miss: float) -> int:
@@ -106,7 +115,7 @@ def bands_allowed(low: float, band_rows: int, false_hit: float) -> int:
     return math.floor(math.log1p(-false_hit) / math.log1p(-(low**band_rows)))
 
 
-# The longest band ``hashes_needed`` considers: what ``neardup index --band-rows`` accepts.
+# The longest band ``values_needed`` considers: what ``neardup index --band-rows`` accepts.
 MAX_BAND_ROWS = 64
 
 
@@ -114,41 +123,39 @@ MAX_BAND_ROWS = 64
 class Tuning:
     low: float
     high: float
-    hashes: int
+    values: int
     table: list[Banding]
     choice: Banding
     meets: bool
-    hashes_needed: int
+    values_needed: int
 
 
-def tune(low: float, high: float, hashes: int, *, miss: float = 0.01, false_hit: float = 0.001) -> Tuning:
-    """Pick (b, r) for ``hashes`` values; see the module docstring.
+def tune(low: float, high: float, values: int, *, miss: float = 0.01, false_hit: float = 0.001) -> Tuning:
+    """Pick (b, r) for signatures of ``values`` MinHash values; see the
+    module docstring.
 
     ``table`` has one row per r, with the fewest bands that catch ``high``
     (capped by the signature length): fewer bands only lose similar pairs,
     more only add dissimilar ones. The choice is the row meeting both
-    targets with the fewest hashes or, when none does, the row missing its
-    targets by the smallest factor. ``hashes_needed`` is the shortest
+    targets with the fewest values or, when none does, the row missing its
+    targets by the smallest factor. ``values_needed`` is the shortest
     signature with which both targets can be met.
     """
     if not 0.0 <= low < high <= 1.0:
         raise ValueError("need 0 <= low < high <= 1")
-    table = []
-    for band_rows in range(1, hashes + 1):
-        bands = min(bands_needed(high, band_rows, miss), hashes // band_rows)
-        table.append(Banding(bands, band_rows, collision_probability(low, bands, band_rows),
-                             collision_probability(high, bands, band_rows)))
-    feasible = [b for b in table if b.p_high >= 1.0 - miss and b.p_low <= false_hit]
+    table = [Banding(min(bands_needed(high, band_rows, miss), values // band_rows), band_rows)
+             for band_rows in range(1, values + 1)]
+    feasible = [b for b in table if b.probability(high) >= 1.0 - miss and b.probability(low) <= false_hit]
     if feasible:
-        choice = min(feasible, key=lambda b: (b.hashes, -b.p_high))
+        choice = min(feasible, key=lambda b: (b.values, -b.probability(high)))
     else:
-        choice = min(table, key=lambda b: max(b.p_low / false_hit, (1.0 - b.p_high) / miss))
+        choice = min(table, key=lambda b: max(b.probability(low) / false_hit, (1.0 - b.probability(high)) / miss))
     needed = [
         bands_needed(high, band_rows, miss) * band_rows
         for band_rows in range(1, MAX_BAND_ROWS + 1)
         if bands_needed(high, band_rows, miss) <= bands_allowed(low, band_rows, false_hit)
     ]
-    return Tuning(low, high, hashes, table, choice, bool(feasible), min(needed, default=-1))
+    return Tuning(low, high, values, table, choice, bool(feasible), min(needed, default=-1))
 
 
 # Choosing bands x rows from the data
@@ -197,10 +204,6 @@ RECORD_BUDGET = 10.0
 
 # MinHash values a signature may have: bands x rows <= this.
 SIGNATURE_VALUES = 128
-# Records sampled: 2000 give ~2 million random pairs, enough to see a
-# chance-candidate rate of 1 in 100,000 pairs (the budget at a million
-# records) about 20 times.
-SAMPLE_RECORDS = 2000
 
 
 def agreements(signatures: np.ndarray) -> np.ndarray:
@@ -212,11 +215,6 @@ def agreements(signatures: np.ndarray) -> np.ndarray:
     for column in signatures.T:
         equal += column[:, None] == column[None, :]
     return np.bincount(equal[np.triu_indices(count, k=1)], minlength=values + 1)
-
-
-def catch_similarity(bands: int, band_rows: int, miss: float) -> float:
-    """The similarity at and above which a pair collides with probability >= 1 - miss."""
-    return (1.0 - miss ** (1.0 / bands)) ** (1.0 / band_rows)
 
 
 def chance_candidates(agreeing: np.ndarray, records: int, bands: int, band_rows: int) -> float:
@@ -240,15 +238,23 @@ def chance_candidates(agreeing: np.ndarray, records: int, bands: int, band_rows:
 
 @dataclass(frozen=True)
 class Choice:
-    """A banding chosen from the data: ``expected`` chance candidates per
-    record; pairs of similarity ``catches`` or more collide with probability
-    1 - miss; ``fits`` whether ``expected`` is within the budget."""
+    """A banding chosen from the data for ``records`` records: a record
+    expects ``expected`` chance candidates; pairs of similarity ``catches``
+    or more collide with probability 1 - miss; ``fits`` whether
+    ``expected`` is within the budget. ``agreeing`` is the sample's random
+    pairs by values shared, as :func:`choose` was given them."""
 
-    bands: int
-    band_rows: int
+    banding: Banding
     expected: float
     catches: float
     fits: bool
+    records: int
+    agreeing: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def sampled(self) -> int:
+        """Records in the sample: n of them make n (n - 1) / 2 pairs."""
+        return round((1 + math.sqrt(1 + 8 * int(self.agreeing.sum()))) / 2)
 
 
 def chance_budget(records: int) -> float:
@@ -281,12 +287,12 @@ def choose(agreeing: np.ndarray, records: int, *, miss: float = 0.01, budget: fl
     options = []
     for band_rows in range(1, values + 1):
         for bands in range(1, values // band_rows + 1):
+            banding = Banding(bands, band_rows)
             expected = chance_candidates(agreeing, records, bands, band_rows)
-            options.append(Choice(bands, band_rows, expected, catch_similarity(bands, band_rows, miss),
-                                  expected <= budget))
+            options.append(Choice(banding, expected, banding.catches(miss), expected <= budget, records, agreeing))
             if expected > budget:
                 break  # more bands only add candidates
     fitting = [c for c in options if c.fits]
     if fitting:
-        return min(fitting, key=lambda c: (c.catches, c.bands * c.band_rows))
+        return min(fitting, key=lambda c: (c.catches, c.banding.values))
     return min(options, key=lambda c: (c.expected, c.catches))

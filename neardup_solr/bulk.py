@@ -30,7 +30,7 @@ import numpy as np
 
 from .bands import band_prefix, collision_probability
 from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
-from .documents import IndexSettings, lsh_shingles, repaired_tokens
+from .documents import lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
 from .pairs import Pair, PairTables
@@ -42,6 +42,7 @@ from .schema import BAND_KEYS, MD5, TOKENS
 from .shingles import jaccard
 from .similarity import Weights
 from .solr import Solr
+from .state import IndexSettings
 from .verify import text_vector, word_distance
 
 # Units of work (see above) in one piece of work, and how many it takes

@@ -18,12 +18,13 @@ from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
 
 from . import cloud, local_solr
-from .documents import DocumentBuilder, IndexSettings, save_model
+from .documents import DocumentBuilder
 from .errors import InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .record import Record
 from .solr import Solr
+from .state import IndexSettings, save_model
 
 # Records per update request: large enough that a request's overhead is
 # small against its documents, small enough that four in flight hold little

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from .bands import Banding, collision_probability  # noqa: E402
+from .bands import Banding  # noqa: E402
 from .summary import ReportSummary  # noqa: E402
 
 
@@ -37,13 +37,13 @@ def s_curve(path: Path, banding: Banding, low: float, high: float, agreeing: np.
         data.legend(loc="upper left", fontsize="small")
         ax.set_zorder(data.get_zorder() + 1)  # the curve in front of the bars
         ax.patch.set_visible(False)
-    ax.plot(s, [collision_probability(x, banding.bands, banding.band_rows) for x in s],
+    ax.plot(s, [banding.probability(x) for x in s],
             label=f"b={banding.bands} bands x r={banding.band_rows} rows")
-    for x, p, name in ((low, banding.p_low, "low"), (high, banding.p_high, "high")):
+    for x, p, name in ((low, banding.probability(low), "low"), (high, banding.probability(high), "high")):
         ax.axvline(x, color="grey", linestyle=":")
         ax.annotate(f"{name} {x:g}: P={p:.4f}", (x, p), textcoords="offset points", xytext=(6, -12 if p > 0.5 else 6))
     ax.set(xlabel="Jaccard similarity s", ylabel="P(candidate) = 1-(1-s^r)^b", xlim=(0, 1), ylim=(0, 1.02),
-           title=f"LSH S-curve (steepest near s={banding.threshold:.2f})")
+           title=f"LSH S-curve (steepest near s={banding.midpoint:.2f})")
     ax.legend(loc="lower right")
     return _save(fig, path)
 

@@ -48,7 +48,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import random
 import re
 import sqlite3
 from collections import deque
@@ -60,7 +59,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .errors import InputError, MissingField
 from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
-from .sources import GZIP_ERRORS, GZIP_MAGIC, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
+from .sources import GZIP_ERRORS, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 if TYPE_CHECKING:
     from .tables import ParquetRows
@@ -561,57 +560,11 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _
     return _Entry(number, id=record_id, text=_joined(texts))
 
 
-@dataclass(frozen=True)
-class Sample:
-    """Records drawn from a file, and the number of records it holds
-    (counted, or estimated from its size)."""
-
-    records: list[Record]
-    total: int
-
-
-def sample_records(source: RecordFile | Path | str, size: int, seed: int = 0) -> Sample:
-    """About ``size`` valid records of a file, drawn at random where it can be.
-
-    An uncompressed ``ID TEXT`` file larger than about ``2 * size`` lines is
-    sampled at random byte offsets (each offset's next whole line): a
-    sample of a ten-million-line file costs ``size`` seeks, not a pass, and
-    its record count is its size over the sampled lines' average length.
-    Any other file (smaller, compressed, CSV, JSON Lines, standard input
-    made replayable) gives its first ``size`` records, and its count is
-    estimated from the share of its bytes they took. Bad entries are left
-    out silently: reading the file for indexing reports them.
-    """
-    source = RecordFile.of(source)
-    file_size = source.size
-    if source.format == "text" and source.path is not None and file_size:
-        with open(source.path, "rb") as handle:
-            head = handle.read(1 << 16)
-            average = len(head) / max(head.count(b"\n"), 1)
-            if not head.startswith(GZIP_MAGIC) and file_size / average > 2 * size:
-                return _seek_sample(handle, file_size, size, seed)
-    reader = RecordReader(source)
-    records: list[Record] = []
-    for record in reader:
-        records.append(record)
-        if len(records) >= size:
-            break
-    share = reader.bytes_read / file_size if file_size and reader.bytes_read else 1.0
-    return Sample(records, max(len(records), round(len(records) / min(share, 1.0))))
-
-
-def _seek_sample(handle: BinaryIO, file_size: int, size: int, seed: int) -> Sample:
-    rng = random.Random(seed)
-    records, lengths = {}, []
-    for offset in sorted(rng.randrange(file_size) for _ in range(size)):
-        handle.seek(offset)
-        handle.readline()  # the rest of the line the offset fell in
-        raw = handle.readline(MAX_LINE_BYTES + 2)
-        if not raw:
-            continue
-        lengths.append(len(raw))
-        entry = _text_entry(0, _fitting(raw.rstrip(b"\n").removesuffix(b"\r"), MAX_LINE_BYTES), MAX_LINE_BYTES)
-        if not (entry.reason or record_problem(entry.id, entry.text)):
-            records[entry.id] = Record(entry.id, entry.text)
-    total = round(file_size / (sum(lengths) / len(lengths))) if lengths else 0
-    return Sample(list(records.values()), total)
+def text_record(raw: bytes) -> Record | None:
+    """One ``ID TEXT`` line (without its line end) as a record, or ``None``
+    when it breaks a rule: what a sample drawn from the middle of a file
+    keeps, leaving the reasons to the reading that indexes it."""
+    entry = _text_entry(0, _fitting(raw, MAX_LINE_BYTES), MAX_LINE_BYTES)
+    if entry.reason or record_problem(entry.id, entry.text):
+        return None
+    return Record(entry.id, entry.text)

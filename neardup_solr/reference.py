@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .candidates import Mode, candidates, query_values
-from .documents import IndexSettings
+from .state import IndexSettings
 from .errors import LeanIndex
 from .pairs import Pair
 from .parallel import bounded_map

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .candidates import LSH, candidates
-from .documents import DocumentBuilder, IndexSettings, load_model, repaired_tokens
+from .documents import DocumentBuilder, repaired_tokens
 from .model import keeps_by_similarity
 from .pairs import Pair, ordered
 from .progress import Progress, Tally
@@ -28,6 +28,7 @@ from .repair import repair
 from .schema import ID, TEXT, TOKENS
 from .similarity import CloseWords, Weights, number_agreement, numbers
 from .solr import Solr
+from .state import IndexSettings, load_model
 from .verify import SimilarityCheck
 
 

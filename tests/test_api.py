@@ -14,7 +14,7 @@ import pytest
 import neardup_solr
 from conftest import ROOT
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
-from neardup_solr.documents import load_model
+from neardup_solr.state import load_model
 from neardup_solr.records import RecordReader
 from neardup_solr.search import OnlineSearch
 

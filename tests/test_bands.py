@@ -25,45 +25,45 @@ def test_banding_needs_enough_values():
         band_hashes(np.zeros((1, 5), dtype=np.uint32), bands=3, band_rows=2)
 
 
-def brute_force(low, high, hashes, miss=0.01, false_hit=0.001):
+def brute_force(low, high, values, miss=0.01, false_hit=0.001):
     """Every (b, r) within the budget, straight from the S-curve."""
     return [
         (b, r)
-        for r in range(1, hashes + 1)
-        for b in range(1, hashes // r + 1)
+        for r in range(1, values + 1)
+        for b in range(1, values // r + 1)
         if collision_probability(high, b, r) >= 1 - miss and collision_probability(low, b, r) <= false_hit
     ]
 
 
-@pytest.mark.parametrize("low,high,hashes", [(0.2, 0.8, 256), (0.1, 0.7, 200), (0.3, 0.9, 128), (0.05, 0.5, 400)])
-def test_tune_picks_the_cheapest_choice_meeting_both_targets(low, high, hashes):
-    tuning = tune(low, high, hashes)
-    feasible = brute_force(low, high, hashes)
+@pytest.mark.parametrize("low,high,values", [(0.2, 0.8, 256), (0.1, 0.7, 200), (0.3, 0.9, 128), (0.05, 0.5, 400)])
+def test_tune_picks_the_cheapest_choice_meeting_both_targets(low, high, values):
+    tuning = tune(low, high, values)
+    feasible = brute_force(low, high, values)
     assert tuning.meets and feasible
     c = tuning.choice
     assert (c.bands, c.band_rows) in feasible
-    assert c.hashes == min(b * r for b, r in feasible)
-    assert c.p_low == pytest.approx(1 - (1 - low**c.band_rows) ** c.bands)
-    assert c.p_high == pytest.approx(1 - (1 - high**c.band_rows) ** c.bands)
+    assert c.values == min(b * r for b, r in feasible)
+    assert c.probability(low) == pytest.approx(1 - (1 - low**c.band_rows) ** c.bands)
+    assert c.probability(high) == pytest.approx(1 - (1 - high**c.band_rows) ** c.bands)
 
 
-@pytest.mark.parametrize("low,high,hashes", [(0.2, 0.8, 128), (0.3, 0.9, 64)])
-def test_tune_agrees_with_brute_force_when_nothing_fits(low, high, hashes):
-    tuning = tune(low, high, hashes)
-    assert not tuning.meets and not brute_force(low, high, hashes)
-    assert brute_force(low, high, tuning.hashes_needed)
-    assert not brute_force(low, high, tuning.hashes_needed - 1)
+@pytest.mark.parametrize("low,high,values", [(0.2, 0.8, 128), (0.3, 0.9, 64)])
+def test_tune_agrees_with_brute_force_when_nothing_fits(low, high, values):
+    tuning = tune(low, high, values)
+    assert not tuning.meets and not brute_force(low, high, values)
+    assert brute_force(low, high, tuning.values_needed)
+    assert not brute_force(low, high, tuning.values_needed - 1)
 
 
-def test_tune_says_when_no_choice_fits_and_how_many_hashes_would():
+def test_tune_says_when_no_choice_fits_and_how_many_values_would():
     tuning = tune(0.05, 0.5, 128)
     assert not tuning.meets and not brute_force(0.05, 0.5, 128)
-    assert tuning.hashes_needed == min(
+    assert tuning.values_needed == min(
         b * r for r in range(1, 16) for b in range(1, 400)
         if collision_probability(0.5, b, r) >= 0.99 and collision_probability(0.05, b, r) <= 0.001
     )
-    assert tuning.choice.hashes <= 128
-    assert brute_force(0.05, 0.5, tuning.hashes_needed)
+    assert tuning.choice.values <= 128
+    assert brute_force(0.05, 0.5, tuning.values_needed)
 
 
 @pytest.mark.parametrize("bits", [32, 16])
@@ -89,15 +89,17 @@ def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
     from conftest import run_cli
 
     plot = tmp_path / "curve.png"
-    done = run_cli("tune", "--low", "0.1", "--high", "0.7", "--hashes", "200", "--plot", str(plot))
+    done = run_cli("tune", "--low", "0.1", "--high", "0.7", "--values", "200", "--plot", str(plot))
     assert done.returncode == 0, done.stderr
     c = tune(0.1, 0.7, 200).choice
     assert f"choice: --bands {c.bands} --band-rows {c.band_rows} " in done.stdout
-    assert done.stdout.splitlines()[0].split() == ["rows", "bands", "hashes", "P(low)", "P(high)", "s*", "meets"]
+    assert done.stdout.splitlines()[0].split() == ["rows", "bands", "values", "P(low)", "P(high)", "s*", "meets"]
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot))
+    done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--values", "128", "--plot", str(plot))
     # r=4: 72 bands catch 0.5 (1-(15/16)^72 >= 0.99) and up to 160 keep 0.05 under 0.001.
-    assert "meeting both needs 288 hashes" in done.stdout
+    assert "meeting both needs 288 values" in done.stdout
+    # The old name of --values gives the same answer.
+    assert run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot)).stdout == done.stdout
 
 
 def random_agreements(seed: int = 5) -> np.ndarray:
@@ -116,7 +118,7 @@ def random_agreements(seed: int = 5) -> np.ndarray:
 def test_choose_takes_the_lowest_similarity_caught_within_the_budget(records):
     from math import comb
 
-    from neardup_solr.bands import catch_similarity, chance_budget, choose
+    from neardup_solr.bands import chance_budget, choose
 
     agreeing = random_agreements()
     pairs, values = agreeing.sum(), len(agreeing) - 1
@@ -127,9 +129,10 @@ def test_choose_takes_the_lowest_similarity_caught_within_the_budget(records):
             # Per pair agreeing in k values: P(one band agrees) = C(k, r) / C(n, r).
             chance = sum(n * (1 - (1 - comb(k, r) / comb(values, r)) ** b) for k, n in enumerate(agreeing) if n)
             if (records - 1) * chance / pairs <= budget:
-                within.append((catch_similarity(b, r, 0.01), b * r, b, r))
+                within.append(((1 - 0.01 ** (1 / b)) ** (1 / r), b * r, b, r))
     choice = choose(agreeing, records)
-    assert choice.fits and (choice.bands, choice.band_rows) == min(within)[2:]
+    assert choice.fits and (choice.banding.bands, choice.banding.band_rows) == min(within)[2:]
+    assert choice.catches == pytest.approx(min(within)[0]) and choice.records == records
 
 
 def test_more_records_never_catch_a_lower_similarity_and_the_chance_pairs_stay_bounded():

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from neardup_solr.bands import band_prefix
 from neardup_solr.collisions import Pairing, Skipped, _members, bucket_batches
-from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.documents import DocumentBuilder
+from neardup_solr.state import IndexSettings
 from neardup_solr.indexer import index_records
 from neardup_solr.record import Record, id_key
 from neardup_solr.repair import repair

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
-from neardup_solr.documents import load_model
+from neardup_solr.state import load_model
 from neardup_solr.search import OnlineSearch
 from neardup_solr.solr import Solr
 from neardup_solr.summary import ReportSummary

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from conftest import create_core, drop_core
 
 from neardup_solr.candidates import MODES, candidates, query_values
-from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.documents import DocumentBuilder
+from neardup_solr.state import IndexSettings
 from neardup_solr.record import Record
 from neardup_solr.solr import overlap_query, term
 from neardup_solr.text import is_blank

@@ -4,7 +4,8 @@ import os
 import random
 
 import neardup_solr.indexer as indexer
-from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.documents import DocumentBuilder
+from neardup_solr.state import IndexSettings
 from neardup_solr.indexer import FORK_WORDS, batches, built, index_records
 from neardup_solr.record import Record
 from neardup_solr.schema import BAND_KEYS, ID, TEXT

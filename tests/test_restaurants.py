@@ -18,7 +18,7 @@ from bench import kernel_check
 from conftest import ROOT, child_env, create_core, drop_core, run_cli
 from neardup_solr import bulk, collisions, kernel
 from neardup_solr.cli.common import bar_progress
-from neardup_solr.documents import IndexSettings
+from neardup_solr.state import IndexSettings
 
 # The default mode's figures, as `neardup evaluate` prints them, on both
 # copies of the restaurant data. They MUST equal the results tables of

@@ -3,7 +3,8 @@
 import hashlib
 
 import mmh3
-from neardup_solr.documents import DocumentBuilder, IndexSettings
+from neardup_solr.documents import DocumentBuilder
+from neardup_solr.state import IndexSettings
 from neardup_solr.indexer import index_records
 from neardup_solr.record import Record
 from neardup_solr.repair import repair

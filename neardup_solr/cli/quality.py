@@ -14,13 +14,12 @@ from pathlib import Path
 import click
 
 from .. import bands
-from ..bands import SAMPLE_RECORDS, choose
-from ..documents import sample_agreements
 from ..evaluate import missed, read_gold, score, score_labels, values_by_truth
 from ..labels import read_labels
 from ..summary import ReportSummary, summary_path
 from ..pairs import Pair, read_pairs
-from ..records import read_texts, sample_records
+from ..records import read_texts
+from ..sampling import choose_banding
 from .common import EXIT_SKIPPED_LINES, say
 
 
@@ -113,8 +112,10 @@ def model_plot_path(pairs: Path) -> Path:
               help="Similarity below which pairs should almost never be candidates.")
 @click.option("--high", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Similarity above which pairs should almost always be candidates.")
-@click.option("--hashes", type=click.IntRange(1, 4096), default=128, show_default=True,
-              help="MinHash values available (bands x rows may not exceed it).")
+@click.option("--values", type=click.IntRange(1, 4096), default=128, show_default=True,
+              help="MinHash values a signature has (bands x rows may not exceed it).")
+@click.option("--hashes", "old_values", type=click.IntRange(1, 4096), hidden=True,
+              help="The old name of --values, kept for a release.")
 @click.option("--miss", type=click.FloatRange(0, 1, min_open=True), default=0.01, show_default=True,
               help="Allowed chance of missing a pair at HIGH.")
 @click.option("--false-hit", type=click.FloatRange(0, 1, min_open=True), default=0.001, show_default=True,
@@ -124,14 +125,14 @@ def model_plot_path(pairs: Path) -> Path:
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="An `ID TEXT` file: show the banding `index` would choose for it, and its random pairs' "
               "similarities on the S-curve.")
-def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, plot: Path,
+def tune(low: float, high: float, values: int, old_values: int | None, miss: float, false_hit: float, plot: Path,
          records: Path | None) -> None:
     """Choose LSH bands x rows from two similarity targets.
 
     Solves 1-(1-s^r)^b directly: for each r, the fewest bands b catching
     HIGH with probability >= 1-MISS, checked against catching LOW with
-    probability <= FALSE_HIT. Prints the table and the choice, and saves
-    the S-curve.
+    probability <= FALSE_HIT. Prints the table (s* is where each curve is
+    steepest) and the choice, and saves the S-curve.
 
     With --records, a sample of the file's records gives the similarity of
     random pairs, and the command prints the banding `neardup index` would
@@ -142,35 +143,34 @@ def tune(low: float, high: float, hashes: int, miss: float, false_hit: float, pl
 
     \b
     Examples:
-      neardup tune --low 0.05 --high 0.5 --hashes 128
+      neardup tune --low 0.05 --high 0.5 --values 128
       neardup tune --records data/addresses.txt
     """
     from .. import plots
 
     if low >= high:
         raise click.BadParameter("--low must be below --high")
-    tuning = bands.tune(low, high, hashes, miss=miss, false_hit=false_hit)
-    click.echo(f"{'rows':>5} {'bands':>6} {'hashes':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
+    values = old_values or values
+    tuning = bands.tune(low, high, values, miss=miss, false_hit=false_hit)
+    click.echo(f"{'rows':>5} {'bands':>6} {'values':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
     for row in tuning.table:
         if row.bands >= 1 and (row.band_rows <= 12 or row is tuning.choice):
-            ok = row.p_low <= false_hit and row.p_high >= 1 - miss
-            click.echo(f"{row.band_rows:>5} {row.bands:>6} {row.hashes:>6} {row.p_low:>9.5f} {row.p_high:>9.5f} "
-                       f"{row.threshold:>5.2f}  {'yes' if ok else 'no'}")
+            p_low, p_high = row.probability(low), row.probability(high)
+            ok = p_low <= false_hit and p_high >= 1 - miss
+            click.echo(f"{row.band_rows:>5} {row.bands:>6} {row.values:>6} {p_low:>9.5f} {p_high:>9.5f} "
+                       f"{row.midpoint:>5.2f}  {'yes' if ok else 'no'}")
     c = tuning.choice
+    chances = f"P(low)={c.probability(low):.5f}, P(high)={c.probability(high):.5f}"
     if tuning.meets:
-        click.echo(f"choice: --bands {c.bands} --band-rows {c.band_rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f})")
+        click.echo(f"choice: --bands {c.bands} --band-rows {c.band_rows} ({chances})")
     else:
-        click.echo(f"no bands x rows within {hashes} hashes meets both targets; closest: --bands {c.bands} "
-                   f"--band-rows {c.band_rows} (P(low)={c.p_low:.5f}, P(high)={c.p_high:.5f}); "
-                   f"meeting both needs {tuning.hashes_needed} hashes")
+        click.echo(f"no bands x rows within {values} values meets both targets; closest: --bands {c.bands} "
+                   f"--band-rows {c.band_rows} ({chances}); meeting both needs {tuning.values_needed} values")
     agreeing = None
     if records is not None:
-        sample = sample_records(records, SAMPLE_RECORDS)
-        agreeing = sample_agreements([r.text for r in sample.records])
-        data = choose(agreeing, sample.total)
-        c = bands.Banding(data.bands, data.band_rows, bands.collision_probability(low, data.bands, data.band_rows),
-                          bands.collision_probability(high, data.bands, data.band_rows))
-        click.echo(f"from the data ({len(sample.records)} of ~{sample.total} records): --bands {data.bands} "
-                   f"--band-rows {data.band_rows}: ~{data.expected:.1f} candidates per record by chance; pairs of "
+        data = choose_banding(records)
+        c, agreeing = data.banding, data.agreeing
+        click.echo(f"from the data ({data.sampled} of ~{data.records} records): --bands {c.bands} "
+                   f"--band-rows {c.band_rows}: ~{data.expected:.1f} candidates per record by chance; pairs of "
                    f"similarity {data.catches:.2f} or more collide with probability 0.99")
     say(f"saved the S-curve to {plots.s_curve(plot, c, low, high, agreeing)}")

@@ -13,10 +13,9 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
-from ..bands import MAX_BANDS, SAMPLE_RECORDS
+from ..bands import MAX_BANDS, Choice
 from ..candidates import SHINGLES
 from ..collisions import MAX_BUCKET
-from ..documents import LSH_SHINGLES, IndexSettings
 from ..indexer import BATCH_SIZE
 from ..labels import read_labels
 from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
@@ -24,10 +23,11 @@ from ..files import is_stdout
 from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
 from ..record import checked_source
-from ..records import RecordReader, sample_records
+from ..records import RecordReader
 from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
+from ..state import LSH_SHINGLES, IndexSettings
 from ..summary import ReportSummary, summary_path
 from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress,
                      quiet_option, reading_progress, record_input, say, solr_connection, solr_texts)
@@ -129,23 +129,15 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         for _ in RecordReader(records, strict=True):
             pass
     nd = NearDuplicates(solr)
-    if not append and bands is None and band_rows is None:
-        sample = sample_records(records, SAMPLE_RECORDS)
-        choice = nd.banding(sample.records, sample.total, lsh_shingles)
-        bands, band_rows = choice.bands, choice.band_rows
-        say(f"bands: {bands} x {band_rows}, chosen from {len(sample.records)} of ~{sample.total} records: "
-            f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
-            f"{choice.catches:.2f} or more collide with probability 0.99"
-            + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
     reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
     started = time.monotonic()
     with reading_progress(reader, quiet) as bar:
         if append:
             count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar))
         else:
-            count = nd.index(reader, source=source, bands=bands or IndexSettings.bands, band_rows=band_rows or IndexSettings.band_rows,
-                             signatures=signatures, lsh_shingles=lsh_shingles, reference=not lean,
-                             batch_size=batch_size, progress=bar_progress(bar))
+            count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, signatures=signatures,
+                             lsh_shingles=lsh_shingles, reference=not lean, batch_size=batch_size,
+                             progress=bar_progress(bar), chosen=_say_chosen)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append and not no_pairs:
@@ -158,6 +150,14 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         say(f"{len(found)} pairs with the new records")
     if reader.bad:
         sys.exit(EXIT_SKIPPED_LINES)
+
+
+def _say_chosen(choice: Choice) -> None:
+    banding = choice.banding
+    say(f"bands: {banding.bands} x {banding.band_rows}, chosen from {choice.sampled} of ~{choice.records} records: "
+        f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
+        f"{choice.catches:.2f} or more collide with probability 0.99"
+        + ("" if choice.fits else " (no banding keeps the chance candidates within the budget)"))
 
 
 def _source(value: str) -> str:
