@@ -26,7 +26,7 @@
    of it was Solr's JVM, our Python processes and the rest (``bench.cpu``);
 
 and adds a section for the run to ``bench/RESULTS.md``, keeping the earlier
-ones. ``--bands/--band-rows/--threshold`` force hand-set values instead of the
+ones. ``--bands/--band-rows/--cut`` force hand-set values instead of the
 defaults. Timings are measured, never asserted; a small ``--n`` only
 shortens the run.
 """
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace, command: str) -> dict:
     all_records = [(r.id, r.text) for r in RecordReader(records)]
     results: dict = {"command": command, "corpus": corpus.name, "what": corpus.what, "n": args.n, "seed": args.seed,
                      "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "lsh_shingles": corpus.shingles,
-                     "forced": {"bands": args.bands, "band_rows": args.band_rows, "threshold": args.threshold}}
+                     "forced": {"bands": args.bands, "band_rows": args.band_rows, "cut": args.cut}}
     with CpuSampler() as cpu:
         with cpu.phase("signatures (one core)"):
             results["signatures"] = signature_throughput([t for _, t in all_records[: args.sample]], corpus.shingles)
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, command: str) -> dict:
                                                   timed, warm)
             if node.home is not None and not args.no_solr_minhash:
                 results["solr_minhash"] = solr_minhash(node, solr, all_records, (timed, warm), settings, corpus, gold,
-                                                       data, args.threshold, cpu)
+                                                       data, args.cut, cpu)
             else:
                 results["solr_minhash"] = None
             results["datasketch"] = None if args.no_datasketch else datasketch(records, settings, corpus, gold, cpu)
@@ -295,12 +295,12 @@ def ours(args: argparse.Namespace, url: str, records: Path, corpus: Corpus, gold
                  "peak_rss_mb": cpu.peak_rss_mb("neardup_solr", "index")}, {**settings, "model": None, "cut": None})
     with cpu.phase("neardup report"):
         report_s, report_said = neardup("report", str(pairs), "--solr-url", url,
-                                        *(["--threshold", str(args.threshold)] if args.threshold is not None else []))
+                                        *(["--cut", str(args.cut)] if args.cut is not None else []))
     # The largest of the index and report processes and the workers the report forks.
     rss = max((mb for mb in (cpu.peak_rss_mb("neardup_solr", "index"), cpu.peak_rss_mb("neardup_solr", "report"))
                if mb is not None), default=None)
     summary = ReportSummary.read(summary_path(pairs))
-    settings.update(model=said(report_said, "model:"), cut=summary.cut if summary is not None else args.threshold)
+    settings.update(model=said(report_said, "model:"), cut=summary.cut if summary is not None else args.cut)
     estimated = None if summary is None else summary.estimated
     return ({"index_seconds": index_s, "report_seconds": report_s, "seconds": index_s + report_s,
              "peak_rss_mb": rss, "estimated_recall": None if estimated is None else estimated.recall,
@@ -309,7 +309,7 @@ def ours(args: argparse.Namespace, url: str, records: Path, corpus: Corpus, gold
 
 def solr_minhash(node: Node, solr: Solr, all_records: list[tuple[str, str]],
                  picked: tuple[list[tuple[str, str]], list[tuple[str, str]]],
-                 settings: dict, corpus: Corpus, gold: set[frozenset[str]], data: Path, threshold: float | None,
+                 settings: dict, corpus: Corpus, gold: set[frozenset[str]], data: Path, cut: float | None,
                  cpu: CpuSampler) -> dict:
     """Solr's MinHashFilter + ``{!min_hash}``, with our banding; its candidates also verified as ours are."""
     bands, band_rows = settings["bands"], settings["band_rows"]
@@ -331,7 +331,7 @@ def solr_minhash(node: Node, solr: Solr, all_records: list[tuple[str, str]],
         candidates = solr_peer.candidate_quality(found, gold)
         with cpu.phase("verifying Solr MinHash's candidates"):
             started = time.perf_counter()
-            kept = solr_peer.verify(solr, dict(all_records), found, threshold)
+            kept = solr_peer.verify(solr, dict(all_records), found, cut)
             verify_s = time.perf_counter() - started
         verified = data / "pairs-solr-minhash-verified.tsv"
         solr_peer.write_pairs(verified, kept)
@@ -436,8 +436,8 @@ def settings_text(results: dict) -> str:
                + (f" (it printed: `{s['chose']}`)" if s["chose"] else ""))
     if results["ours"]["report_seconds"] is None:
         report = "`neardup report` was not run (`--index-only`)"
-    elif forced["threshold"] is not None:
-        report = f"`neardup report` kept pairs by a fixed similarity threshold {forced['threshold']} (`--threshold`)"
+    elif forced["cut"] is not None:
+        report = f"`neardup report` kept pairs by a fixed similarity cut {forced['cut']} (`--cut`)"
     else:
         report = (f"`neardup report` kept pairs by the cut of the match model `neardup report` fitted: "
                   f"{s['cut']:.3f}" + (f" (it printed: `{s['model']}`)" if s["model"] else ""))
@@ -638,7 +638,7 @@ def main() -> None:
                         help="index and query only, no neardup report (it holds the bucketed records in memory)")
     parser.add_argument("--bands", type=int, help="force the bands instead of the ones neardup index chooses")
     parser.add_argument("--band-rows", type=int, help="force the rows per band likewise")
-    parser.add_argument("--threshold", type=float, help="force a fixed similarity cut instead of the fitted model's")
+    parser.add_argument("--cut", type=float, help="force a fixed similarity cut instead of the fitted model's")
     parser.add_argument("--queries", type=int, default=1000, help="single-record queries timed")
     parser.add_argument("--warm-up", type=int, default=WARM_UP, help="untimed queries before them")
     parser.add_argument("--sample", type=int, default=100_000, help="records signed for the throughput test")
@@ -665,7 +665,7 @@ def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str
     """The command that makes this run again, as the results file shows it:
     the options that change what is measured, not where data or Solr live."""
     shown = ["python -m bench.run", "--corpus", args.corpus, "--n", str(args.n)]
-    for name in ("seed", "bands", "band_rows", "threshold", "queries", "warm_up", "sample"):
+    for name in ("seed", "bands", "band_rows", "cut", "queries", "warm_up", "sample"):
         value = getattr(args, name)
         if value != parser.get_default(name):
             shown += [f"--{name.replace('_', '-')}", str(value)]

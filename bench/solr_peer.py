@@ -198,17 +198,17 @@ def candidate_quality(found: Candidates, gold: set[frozenset[str]]) -> dict[str,
 
 
 def verify(solr: Solr, texts: dict[str, str], found: Candidates,
-           threshold: float | None) -> list[tuple[str, str]]:
+           cut: float | None) -> list[tuple[str, str]]:
     """The pairs of ``found`` our verification keeps, in id order: each
     pair's similarity from our index's document frequencies and its numbers'
     agreement, kept by the model our report fitted and kept with the index
-    (or ``threshold``)."""
+    (or a fixed ``cut``)."""
     if not len(found):
         return []
     scores, levels = scored(found, weigh(solr, texts, found))
     model = load_model(solr)
-    if threshold is not None or model is None:
-        keep = keeps_by_similarity(scores, threshold)
+    if cut is not None or model is None:
+        keep = keeps_by_similarity(scores, cut)
     else:
         keep = model.keeps(scores, levels)
     return [pair for pair, kept in zip(found.pairs(), keep.tolist()) if kept]

@@ -205,14 +205,15 @@ class NearDuplicates:
                 (the admin requests too), or was still replaying its log
                 after five minutes.
         """
+        reader = records if isinstance(records, RecordReader) else None
+        records = in_source(as_records(records, id, text), source)
         if bands is None and band_rows is None:
-            if not isinstance(records, RecordReader):
-                records, id, text = list(as_records(records, id, text)), None, None
-            choice = choose_banding(records, lsh_shingles)
+            if reader is None:
+                records = list(records)
+            choice = choose_banding(reader or records, lsh_shingles)
             if chosen is not None:
                 chosen(choice)
             bands, band_rows = choice.banding.bands, choice.banding.band_rows
-        records = in_source(as_records(records, id, text), source)
         settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=reference)
@@ -242,17 +243,18 @@ class NearDuplicates:
         self._changed()
         return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
 
-    def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", threshold: float | None = None,
-                 progress: Progress | None = None) -> Pairs:
+    def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
+                 progress: Progress | None = None, threshold: float | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
         Args:
             records: the records whose near duplicates are wanted.
             source: the source they were added with.
-            threshold: smallest similarity (default: the pairs the model the
+            cut: smallest similarity (default: the pairs the model the
                 last :meth:`pairs` kept calls matches, else similarity 0.7).
             progress: told of the step "finding their duplicates".
+            threshold: the old name of ``cut``, kept for a release.
 
         Returns:
             Pairs with distance, similarity and probability (``None`` before
@@ -260,11 +262,12 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(threshold).pairs_with(in_source(as_records(records), source), progress=progress))
+        return Pairs(self._search(_cut(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
 
-    def pairs(self, *, link: bool = False, one_to_one: bool = False, threshold: float | None = None,
+    def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              threshold: float | None = None) -> Verified:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`.
@@ -277,13 +280,14 @@ class NearDuplicates:
             one_to_one: with ``link``, at most one partner for each record
                 in each other source: its most probable one, by the stable
                 assignment of :func:`neardup_solr.pairs.one_to_one`.
-            threshold: a fixed smallest similarity instead of the model's cut.
+            cut: a fixed smallest similarity instead of the model's cut.
             max_bucket: skip band keys held by more records than this.
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
                 (as :func:`neardup_solr.labels.read_labels` reads them); they
                 sharpen the model, which keeps them for :meth:`query`.
             progress: told of "colliding bands", then "verifying candidates".
             warn: told, in a sentence, of band keys skipped.
+            threshold: the old name of ``cut``, kept for a release.
 
         Returns:
             A :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
@@ -300,7 +304,7 @@ class NearDuplicates:
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
-        verified = lsh_pairs(self.solr, link=link, threshold=threshold, max_bucket=max_bucket, labels=labels,
+        verified = lsh_pairs(self.solr, link=link, cut=_cut(cut, threshold), max_bucket=max_bucket, labels=labels,
                              progress=progress, warn=warn)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
@@ -339,8 +343,8 @@ class NearDuplicates:
         return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
                                           signatures=signatures, progress=progress))
 
-    def query(self, text: str, *, exclude: str | None = None, source: str = "", threshold: float | None = None,
-              limit: int | None = 10) -> list[Match]:
+    def query(self, text: str, *, exclude: str | None = None, source: str = "", cut: float | None = None,
+              limit: int | None = 10, threshold: float | None = None) -> list[Match]:
         """The indexed records most like ``text``, best first.
 
         Args:
@@ -348,16 +352,17 @@ class NearDuplicates:
             exclude: an id left out (the text's own record; ``source/id``
                 for a record of a source).
             source: only records of this source (default: every record).
-            threshold: smallest similarity (default: the matches of the
+            cut: smallest similarity (default: the matches of the
                 model the last :meth:`pairs` kept, by similarity and number
                 agreement; else similarity 0.7).
             limit: most matches returned (``None``: all found).
+            threshold: the old name of ``cut``, kept for a release.
 
         Returns:
             Matches (``id``, ``similarity``, ``distance``, ``text``,
             ``probability``). Costs one query, and one for the document
             frequencies of words not seen in the last minute; the first
-            query of a threshold two more (settings and model).
+            query of a cut two more (settings and model).
 
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
@@ -368,7 +373,7 @@ class NearDuplicates:
         if not has_letters_or_digits(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        return self._search(threshold).find(text, exclude=exclude, within=source)[:limit]
+        return self._search(_cut(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).
@@ -413,11 +418,16 @@ class NearDuplicates:
         those of finding the pairs."""
         return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
 
-    def _search(self, threshold: float | None) -> OnlineSearch:
-        if threshold not in self._searches:
-            self._searches[threshold] = OnlineSearch(self.solr, threshold)
-        return self._searches[threshold]
+    def _search(self, cut: float | None) -> OnlineSearch:
+        if cut not in self._searches:
+            self._searches[cut] = OnlineSearch(self.solr, cut)
+        return self._searches[cut]
 
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+def _cut(cut: float | None, threshold: float | None) -> float | None:
+    """The cut asked for by its name or by its old one, ``threshold``."""
+    return threshold if cut is None else cut

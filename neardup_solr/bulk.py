@@ -65,7 +65,7 @@ TWICE = 2
 @dataclass
 class Verified(PairTables):
     """The default mode's result: the pairs kept, and the match model fitted
-    to all candidates (whose cut kept them, unless a threshold was given).
+    to all candidates (whose cut kept them, unless a fixed cut was given).
     Iterating it gives the pairs; ``to_pandas()`` and ``to_arrow()`` give
     them as a table (:class:`~neardup_solr.pairs.PairTables`)."""
 
@@ -83,12 +83,12 @@ class Verified(PairTables):
         return len(self.pairs)
 
 
-def lsh_pairs(solr: Solr, *, link: bool = False, threshold: float | None = None,
+def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
               progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
     """Every pair sharing a band key (or its MD5), scored; a match model fitted
     to all their similarities and number agreements; the pairs it calls
-    matches (or those at or above ``threshold``).
+    matches (or those at or above a fixed ``cut``).
 
     The buckets are read and their new records weighed as they arrive (on
     every core when the index is large); then every candidate is scored by
@@ -102,7 +102,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, threshold: float | None = None,
         link: only pairs across sources (:func:`across_sources`): the
             candidates within one source are dropped as soon as they are
             found, so the model is fitted to the cross-source ones alone.
-        threshold: a fixed smallest similarity instead of the model's cut.
+        cut: a fixed smallest similarity instead of the model's cut.
         max_bucket: band keys held by more records than this are skipped
             (and ``warn`` told how many); ``None`` keeps every key.
         labels: pairs a person labeled (``True``: the same), which sharpen
@@ -140,11 +140,11 @@ def lsh_pairs(solr: Solr, *, link: bool = False, threshold: float | None = None,
         labeled, same = _labeled(found, labels, warn)
         model = with_labels(model, histogram(scores[labeled[same]], levels[labeled[same]]),
                             histogram(scores[labeled[~same]], levels[labeled[~same]]))
-    keep = model.keeps(scores, levels, threshold)
+    keep = model.keeps(scores, levels, cut)
     if labels:
         # A labeled pair is what its label says, whatever its cell's probability.
         keep[labeled] = same
-    cut = model.cut if threshold is None else threshold
+    cut = model.cut if cut is None else cut
     kept = np.flatnonzero(keep)
     probabilities = model.probabilities(scores[kept], levels[kept])
     if labels:

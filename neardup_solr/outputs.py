@@ -45,7 +45,7 @@ OUTPUT_FORMATS = ("tsv", "csv", "jsonl")
 FILE_FORMATS = (*OUTPUT_FORMATS, "parquet")
 _BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 # Similarity and probability are shown to 4 decimals: finer steps say
-# nothing a person or a threshold could use, and the files stay stable.
+# nothing a person or a cut could use, and the files stay stable.
 DECIMALS = 4
 CLUSTER_COLUMNS = ("cluster_id", "size", "members")
 # Texts of a table's ids: called once with every id the table needs.

@@ -5,7 +5,7 @@ with the index); the records sharing a band key with it are its candidates
 (``candidates.py``), each scored by the soft weighted cosine
 (``verify.py``) and kept by the match model the last report kept with the
 index (by the similarity and the agreement of the numbers), or a fixed
-threshold. A stream of queries reuses the document
+cut. A stream of queries reuses the document
 frequencies it has read for a while, so a query costs one or two Solr
 requests.
 """
@@ -53,16 +53,16 @@ class OnlineSearch:
     report fitted and kept with the index (``model.py``): those whose
     similarity and number agreement give them a probability of at least 1/2.
     Before any report there is none, and the fixed cut of a model too small
-    to fit keeps them (``model.keeps_by_similarity``). A given ``threshold``
+    to fit keeps them (``model.keeps_by_similarity``). A given ``cut``
     overrides the model's choice. Creating one costs two Solr requests (the
     index settings and the model)."""
 
     DF_MAX_AGE = 60.0
 
-    def __init__(self, solr: Solr, threshold: float | None = None, per_record: int = LSH.per_record):
+    def __init__(self, solr: Solr, cut: float | None = None, per_record: int = LSH.per_record):
         self.solr = solr
         self.model = load_model(solr)
-        self.threshold = threshold
+        self.cut = cut
         self.per_record = per_record
         self.builder = DocumentBuilder(IndexSettings.load(solr))
         self._doc_freq: dict[str, int] = {}
@@ -103,10 +103,10 @@ class OnlineSearch:
         levels = np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs])
         if self.model is None:
             probabilities = [None] * len(found)
-            kept = keeps_by_similarity(scores, self.threshold)
+            kept = keeps_by_similarity(scores, self.cut)
         else:
             probabilities = self.model.probabilities(scores, levels)
-            kept = self.model.keeps(scores, levels, self.threshold)
+            kept = self.model.keeps(scores, levels, self.cut)
         matches = []
         for other, score, probability, keep in zip(found, scores.tolist(), probabilities, kept.tolist()):
             if keep:

@@ -58,12 +58,6 @@ CLOSE = 0.85
 # 0.85 - 1e-9): a word at CLOSE is close. A millionth is below the gap
 # between any two Jaro-Winkler values of words of up to 40 letters.
 ROUNDING = 1e-6
-# The fixed cut where no match model speaks (too few candidates to fit
-# one, or an online query before any report): the cut the default mode had
-# before it was calibrated, measured on the restaurant data (F1 within 0.01
-# of its best from 0.68 to 0.74).
-DEFAULT_THRESHOLD = 0.7
-
 Vector = dict[str, float]
 
 # A word's place factor, 1 + LEAD * DECAY ** position, worked out once for

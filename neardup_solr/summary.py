@@ -51,7 +51,7 @@ class Estimates:
 class ReportSummary:
     """A report's summary (``PAIRS.model.json``).
 
-    ``cut`` is the similarity cut used (``forced`` when a fixed threshold
+    ``cut`` is the similarity cut used (``forced`` when a fixed cut
     replaced the model's ``model_cut``); ``None`` where no bin reaches a
     match probability of 1/2. ``level_cuts`` holds each level of number
     agreement's cut, in the model's order; ``estimated`` is ``None`` when
@@ -72,7 +72,7 @@ class ReportSummary:
     @classmethod
     def of(cls, model: MatchModel, cut: float, forced: bool, proposed: float = 1.0) -> ReportSummary:
         """What a report says of ``model``: the cut used (``forced`` when a
-        fixed threshold replaced the model's), each level's cut, the
+        fixed cut replaced the model's), each level's cut, the
         estimates of what was kept.
 
         ``proposed`` is the estimated share of all true pairs that became

@@ -44,7 +44,7 @@ def test_benchmark_runs_end_to_end_and_every_side_finds_the_duplicates(core, tmp
     # The defaults ran: the banding neardup index chose is the one both peers were given.
     settings = results["settings"]
     assert settings["chose"].startswith(f"bands: {settings['bands']} x {settings['band_rows']}")
-    assert results["forced"] == {"bands": None, "band_rows": None, "threshold": None}
+    assert results["forced"] == {"bands": None, "band_rows": None, "cut": None}
     assert results["latency_ms"]["queries"] == 50
     assert results["signatures"]["shingles"] > 2000
     # Where the time goes: every phase, each core's share and the JVM's and ours between 0 and 1.

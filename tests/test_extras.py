@@ -21,7 +21,7 @@ def test_the_core_indexes_reports_and_scores_without_any_extra(core, tmp_path):
     records = write_records(tmp_path / "r.txt", RECORDS)
     done = neardup("index", str(records), "--solr-url", core.url, "-q")
     assert done.returncode == 0, done.stderr
-    done = neardup("report", "--threshold", "0.5", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    done = neardup("report", "--cut", "0.5", str(tmp_path / "p.tsv"), "--solr-url", core.url)
     assert done.returncode == 0, done.stderr
     pairs = [line.split("\t")[:2] for line in (tmp_path / "p.tsv").read_text().splitlines()]
     assert pairs == [["1", "2"], ["3", "4"]]

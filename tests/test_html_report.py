@@ -207,7 +207,7 @@ def test_report_in_a_real_browser(browser, tmp_path):
     clusters = cluster_pairs(PAIRS)
     page_file = write_report(tmp_path / "report.html", render(
         clusters, TEXTS, PAIRS, title="Near-duplicate clusters", images=[png],
-        summary={"mode": "default (LSH)", "threshold": 0.7}))
+        summary={"mode": "default (LSH)", "cut": 0.7}))
 
     context = browser.new_context(viewport={"width": 1100, "height": 800})
     page = context.new_page()

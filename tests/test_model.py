@@ -107,13 +107,13 @@ def test_too_few_candidates_are_not_fitted():
 
 def test_without_a_fitted_model_pairs_are_kept_by_similarity_alone():
     """The one rule for keeping pairs where no model decides: the online
-    search before any report, an unfitted model, a fixed threshold."""
+    search before any report, an unfitted model, a fixed cut."""
     scores = np.array([0.2, FALLBACK_CUT - 0.01, FALLBACK_CUT, 0.95, 1.0])
     assert keeps_by_similarity(scores).tolist() == [False, False, True, True, True]
     assert keeps_by_similarity(scores, 0.95).tolist() == [False, False, False, True, True]
     unfitted = fit(histogram(np.array([1.0] * 7 + [0.2, 0.31])))
-    for threshold in (None, 0.1, 0.95):
-        assert unfitted.keeps(scores, threshold=threshold).tolist() == keeps_by_similarity(scores, threshold).tolist()
+    for cut in (None, 0.1, 0.95):
+        assert unfitted.keeps(scores, cut=cut).tolist() == keeps_by_similarity(scores, cut).tolist()
 
 
 def test_copies_are_matches_where_no_second_class_is_found():

@@ -79,9 +79,9 @@ VARIANTS = {
     "gzipped csv": ("people.csv.gz", spreadsheet_csv, False, CSV_COLUMNS),
     "json lines": ("people.jsonl", json_lines, False, JSON_FIELDS),
     "tsv": ("people.tsv", tab_separated, False, ()),
-    "gzipped csv on stdin": ("people.csv.gz", spreadsheet_csv, True, ("--format", "csv", *CSV_COLUMNS)),
+    "gzipped csv on stdin": ("people.csv.gz", spreadsheet_csv, True, ("--input-format", "csv", *CSV_COLUMNS)),
     "ID TEXT on stdin, strict": ("people.txt", id_text, True, ("--strict",)),
-    "json lines on stdin, appended": ("people.jsonl", json_lines, True, ("--format", "jsonl", *JSON_FIELDS)),
+    "json lines on stdin, appended": ("people.jsonl", json_lines, True, ("--input-format", "jsonl", *JSON_FIELDS)),
 }
 
 

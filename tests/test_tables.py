@@ -159,7 +159,7 @@ def test_cli_parquet_errors_are_one_line(core, tmp_path):
     assert done.returncode == 4
     assert done.stderr == (f"neardup: error: {tmp_path / 'r.parquet'}: no column 'sku' in the header (it has 'id', "
                            "'title') (hint: name the id column with --id-column)\n")
-    done = run_cli("index", "-", "--format", "parquet", "--solr-url", core.url, input="")
+    done = run_cli("index", "-", "--format", "parquet", "--solr-url", core.url, input="")  # --input-format's old name
     assert done.returncode == 4
     assert done.stderr.startswith("neardup: error: Parquet cannot be read from standard input")
 
@@ -262,8 +262,10 @@ def test_add_takes_a_table_and_its_pairs_convert(core):
                          "street": ["12224 Ventura Boulevard Studio City", "1001 N. Alameda St."]})
     assert nd.add(more, id="sku") == 2
     assert nd.text("3") == "Arts Deli 12224 Ventura Boulevard Studio City"
-    found = nd.pairs_of([("3", nd.text("3"))], threshold=0.5)
+    found = nd.pairs_of([("3", nd.text("3"))], cut=0.5)
     assert [(p.a, p.b) for p in found] == [("1", "3")]
+    assert nd.pairs_of([("3", nd.text("3"))], cut=0.99) == []  # similarity 0.97
+    assert nd.pairs_of([("3", nd.text("3"))], threshold=0.5) == found  # the cut's old name, kept for a release
     assert found.to_arrow().column_names == ["id_a", "id_b", "distance", "similarity"]
     with pytest.raises(InputError, match=r"row 2 of the polars table: id '5' has no text") as raised:
         nd.add(pl.DataFrame({"sku": [6, 5], "title": ["Spago", None]}), id="sku", text="title")

@@ -32,6 +32,27 @@ def say(message: str) -> None:
     tqdm.write(message, file=sys.stderr)
 
 
+def renamed_option(name: str, old: str, **option):
+    """The option ``name``, and ``old``, its former name, kept for a release
+    as a hidden alias: the command is called with the new name's parameter,
+    which takes the old name's value when that was given."""
+    dest = name.lstrip("-").replace("-", "_")
+
+    def decorate(command):
+        @functools.wraps(command)
+        def run(*args, **kwargs):
+            given = kwargs.pop("old_" + dest)
+            if given is not None:
+                kwargs[dest] = given
+            return command(*args, **kwargs)
+
+        run = click.option(old, "old_" + dest, type=option.get("type"), hidden=True,
+                           help=f"The old name of {name}, kept for a release.")(run)
+        return click.option(name, **option)(run)
+
+    return decorate
+
+
 def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:
     # disable=None hides the bar when stderr is not a terminal.
     return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=True if quiet else None, file=sys.stderr)
@@ -163,9 +184,9 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
     if command is None:
         return functools.partial(record_input, replay_if=replay_if)
 
-    @click.option("--format", "input_format", type=click.Choice(INPUT_FORMATS),
-                  help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; .parquet; else ID "
-                  "TEXT lines].")
+    @renamed_option("--input-format", "--format", type=click.Choice(INPUT_FORMATS),
+                    help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; .parquet; else ID "
+                    "TEXT lines].")
     @click.option("--id-column", metavar="NAME", help="CSV/TSV/Parquet: the column holding the id.  [default: id]")
     @click.option("--text-columns", metavar="A,B,...",
                   help="CSV/TSV/Parquet: the columns joined, in this order, into the text [default: every other "
@@ -184,7 +205,7 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
                                           (id_field or text_fields, "--id-field/--text-fields", lines, "JSON Lines")):
             if given and not fits:
                 raise click.UsageError(f"{option} are for {kind} input; {source.name} is read as {source.format} "
-                                       "(see --format)")
+                                       "(see --input-format)")
         id_name, text_names = (id_column, text_columns) if table else (id_field, text_fields)
         source = replace(source, layout=Layout(id_name or Layout.id_field, _names(text_names)))
         replay = replay_if(kwargs)

@@ -20,7 +20,7 @@ from ..summary import ReportSummary, summary_path
 from ..pairs import Pair, read_pairs
 from ..records import read_texts
 from ..sampling import choose_banding
-from .common import EXIT_SKIPPED_LINES, say
+from .common import EXIT_SKIPPED_LINES, renamed_option, say
 
 
 @click.command("evaluate")
@@ -112,10 +112,8 @@ def model_plot_path(pairs: Path) -> Path:
               help="Similarity below which pairs should almost never be candidates.")
 @click.option("--high", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Similarity above which pairs should almost always be candidates.")
-@click.option("--values", type=click.IntRange(1, 4096), default=128, show_default=True,
-              help="MinHash values a signature has (bands x rows may not exceed it).")
-@click.option("--hashes", "old_values", type=click.IntRange(1, 4096), hidden=True,
-              help="The old name of --values, kept for a release.")
+@renamed_option("--values", "--hashes", type=click.IntRange(1, 4096), default=128, show_default=True,
+                help="MinHash values a signature has (bands x rows may not exceed it).")
 @click.option("--miss", type=click.FloatRange(0, 1, min_open=True), default=0.01, show_default=True,
               help="Allowed chance of missing a pair at HIGH.")
 @click.option("--false-hit", type=click.FloatRange(0, 1, min_open=True), default=0.001, show_default=True,
@@ -125,7 +123,7 @@ def model_plot_path(pairs: Path) -> Path:
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="An `ID TEXT` file: show the banding `index` would choose for it, and its random pairs' "
               "similarities on the S-curve.")
-def tune(low: float, high: float, values: int, old_values: int | None, miss: float, false_hit: float, plot: Path,
+def tune(low: float, high: float, values: int, miss: float, false_hit: float, plot: Path,
          records: Path | None) -> None:
     """Choose LSH bands x rows from two similarity targets.
 
@@ -150,7 +148,6 @@ def tune(low: float, high: float, values: int, old_values: int | None, miss: flo
 
     if low >= high:
         raise click.BadParameter("--low must be below --high")
-    values = old_values or values
     tuning = bands.tune(low, high, values, miss=miss, false_hit=false_hit)
     click.echo(f"{'rows':>5} {'bands':>6} {'values':>6} {'P(low)':>9} {'P(high)':>9} {'s*':>5}  meets")
     for row in tuning.table:

@@ -18,19 +18,20 @@ from ..candidates import SHINGLES
 from ..collisions import MAX_BUCKET
 from ..indexer import BATCH_SIZE
 from ..labels import read_labels
+from ..model import FALLBACK_CUT
 from ..errors import InputError, LeanIndex, NeardupError, TooFewSignatures
 from ..files import is_stdout
 from ..outputs import check_format, match_table, pair_table, write_table
 from ..pairs import write_pairs
 from ..record import checked_source
 from ..records import RecordReader
-from ..similarity import DEFAULT_THRESHOLD
 from ..solr import Solr
 from ..sources import RecordFile
 from ..state import LSH_SHINGLES, IndexSettings
 from ..summary import ReportSummary, summary_path
 from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress,
-                     quiet_option, reading_progress, record_input, say, solr_connection, solr_texts)
+                     quiet_option, reading_progress, record_input, renamed_option, say, solr_connection,
+                     solr_texts)
 
 
 @click.command("index")
@@ -49,9 +50,9 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
               "Lines by the name; `-` is stdout).")
 @click.option("--no-pairs", is_flag=True, help="With --append: add the records only, without looking up their "
               "pairs (one or two queries a record), as when `report` follows.")
-@click.option("--threshold", type=click.FloatRange(0, 1),
-              help="With --append: smallest similarity reported [default: the cut of the model the last "
-              f"report fitted, else {DEFAULT_THRESHOLD}].")
+@renamed_option("--cut", "--threshold", type=click.FloatRange(0, 1),
+                help="With --append: smallest similarity reported [default: the cut of the model the last "
+                f"report fitted, else {FALLBACK_CUT}].")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values of word shingles per record (--minhash).")
 @click.option("--bands", type=click.IntRange(1, MAX_BANDS),
@@ -66,15 +67,15 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
 def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, no_pairs: bool,
-          threshold: float | None,
+          cut: float | None,
           signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
 
     RECORDS is a file of `ID TEXT` lines, CSV or TSV with a header row, or
     JSON Lines, each maybe gzipped, or Parquet; the format comes from the
-    name (.csv, .tsv, .jsonl, each also .gz; .parquet) or --format. `-`
-    reads standard input (`ID TEXT` unless --format says otherwise; not
+    name (.csv, .tsv, .jsonl, each also .gz; .parquet) or --input-format.
+    `-` reads standard input (`ID TEXT` unless --input-format says otherwise; not
     Parquet). A CSV or Parquet record's id is in the column --id-column
     names (default `id`) and its text is the columns --text-columns names,
     joined in that order (default: every other column; Parquet numbers,
@@ -114,7 +115,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
       neardup index customers.csv --id-column customer_id --text-columns name,street,city
       neardup index products.jsonl.gz --id-field sku --text-fields title,brand
       neardup index products.parquet --id-column sku --text-columns title,brand
-      zcat export.tsv.gz | neardup index - --format tsv
+      zcat export.tsv.gz | neardup index - --input-format tsv
       neardup index --lean big.txt
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
@@ -142,7 +143,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append and not no_pairs:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
-            found = nd.pairs_of(RecordReader(records), source=source, threshold=threshold, progress=bar_progress(bar))
+            found = nd.pairs_of(RecordReader(records), source=source, cut=cut, progress=bar_progress(bar))
         if pairs_out is None:
             write_table(sys.stdout, pair_table(found), "tsv")
         else:
@@ -174,16 +175,14 @@ def _source(value: str) -> str:
               help="The default: LSH band candidates, soft weighted-cosine verification.")
 @click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
 @click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
-@click.option("--threshold", type=click.FloatRange(0, 1),
-              help="A fixed smallest similarity instead of the fitted model's cut (default mode).")
+@renamed_option("--cut", "--threshold", type=click.FloatRange(0, 1),
+                help="A fixed smallest similarity instead of the fitted model's cut (default mode).")
 @click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
               help="Largest word edit distance reported (reference modes).")
 @click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
               help="MinHash values compared (--minhash).")
-@click.option("--candidates", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
-              help="Candidates verified per record (reference modes).")
-@click.option("--rows", "old_candidates", type=click.IntRange(1), hidden=True,
-              help="The old name of --candidates, kept for a release.")
+@renamed_option("--candidates", "--rows", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
+                help="Candidates verified per record (reference modes).")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
               help="Skip band keys held by more records than this (default mode).")
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -196,8 +195,8 @@ def _source(value: str) -> str:
 @output_options
 @solr_connection
 @quiet_option
-def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatures: int, candidates: int,
-           old_candidates: int | None, max_bucket: int,
+def report(out: Path, mode: str, cut: float | None, max_dist: int, signatures: int, candidates: int,
+           max_bucket: int,
            labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
            quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
@@ -218,7 +217,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     and fits a two-class model (matches and non-matches) to the scores of
     all candidates, without labels (--labels: pairs a person labeled
     sharpen it). It keeps the pairs whose probability of
-    being a match is at least 0.5 (or, with --threshold, whose similarity
+    being a match is at least 0.5 (or, with --cut, whose similarity
     reaches it), prints the cut and the estimated precision and recall, and
     keeps the model with the index for `query` and beside OUT (OUT with
     .model.json, read by `evaluate` and `html`). The reference modes (--shingles, --minhash) ask Solr
@@ -237,7 +236,7 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
       neardup report pairs.csv --with-text
       neardup report pairs.jsonl.gz
       neardup report pairs.parquet
-      neardup report --threshold 0.6 pairs.tsv
+      neardup report --cut 0.6 pairs.tsv
       neardup report --labels labels.tsv pairs.tsv
       neardup report --link links.csv
       neardup report --link --one-to-one links.csv
@@ -249,16 +248,14 @@ def report(out: Path, mode: str, threshold: float | None, max_dist: int, signatu
     if one_to_one and not link:
         raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     check_format(out, out_format)
-    if old_candidates is not None:
-        candidates = old_candidates
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
         with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
-            verified = nd.pairs(link=link, one_to_one=one_to_one, threshold=threshold, max_bucket=max_bucket, labels=_labels(labels),
+            verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-        about = ReportSummary.of(verified.model, verified.cut, forced=threshold is not None, proposed=verified.proposed)
+        about = ReportSummary.of(verified.model, verified.cut, forced=cut is not None, proposed=verified.proposed)
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
             about.write(summary_path(out))
         say(model_line(about))
@@ -318,16 +315,16 @@ def _cut_text(cut: float | None, none: str = "none: no match class in the data")
 @click.command("query")
 @click.argument("text", required=False)
 @click.option("--id", "record_id", help="Look up the near duplicates of this indexed record instead of TEXT.")
-@click.option("--threshold", type=click.FloatRange(0, 1),
-              help="Smallest similarity shown [default: the cut of the model the last report fitted, "
-              f"else {DEFAULT_THRESHOLD}].")
+@renamed_option("--cut", "--threshold", type=click.FloatRange(0, 1),
+                help="Smallest similarity shown [default: the cut of the model the last report fitted, "
+                f"else {FALLBACK_CUT}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
 @click.option("--source", default="", callback=lambda _ctx, _param, value: _source(value), metavar="NAME",
               help="Only matches of this source (`index --source`). [default: every record]")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
 @output_options(texts=False, files=False)
 @solr_connection
-def query(text: str | None, record_id: str | None, threshold: float | None, limit: int, source: str,
+def query(text: str | None, record_id: str | None, cut: float | None, limit: int, source: str,
           as_json: bool, out_format: str | None, solr: Solr) -> None:
     """Near duplicates of TEXT (not indexed) or of an indexed record, best first.
 
@@ -354,7 +351,7 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
     if record_id is not None:
         text = nd.text(record_id)
     try:
-        matches = nd.query(text, exclude=record_id, source=source, threshold=threshold, limit=limit)
+        matches = nd.query(text, exclude=record_id, source=source, cut=cut, limit=limit)
     except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
         raise NeardupError(err.message, hint=err.hint) from None
     if as_json:
@@ -366,7 +363,7 @@ def query(text: str | None, record_id: str | None, threshold: float | None, limi
         return
     write_table(sys.stdout, match_table(matches), out_format or "tsv")
     if not matches:
-        say("no near duplicate found" + (f": no record reaches similarity {threshold:.2f}" if threshold is not None else ""))
+        say("no near duplicate found" + (f": no record reaches similarity {cut:.2f}" if cut is not None else ""))
 
 
 @click.command("delete")
