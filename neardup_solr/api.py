@@ -145,9 +145,9 @@ class NearDuplicates:
 
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
-              signatures: int = IndexSettings.signatures, lsh_shingles: str = IndexSettings.lsh_shingles,
+              minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
-              chosen: Callable[[Choice], None] | None = None) -> int:
+              chosen: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
         collection on SolrCloud) that takes the old one's place at the same
@@ -173,7 +173,8 @@ class NearDuplicates:
                 :class:`~neardup_solr.records.RecordReader` has its file
                 sampled (:func:`neardup_solr.sampling.sample`) before it is
                 read. Given one, the other is the default (42 bands, 3 rows).
-            signatures: MinHash values of word shingles (the minhash mode).
+            minhash_values: MinHash values of word shingles a record keeps
+                (the minhash mode).
             lsh_shingles: "chars" (short records) or "words" (documents).
             reference: also the reference modes' fields (``False``: faster,
                 smaller, only the default mode).
@@ -181,6 +182,7 @@ class NearDuplicates:
             progress: told of the step "indexing" (one unit a record).
             chosen: told of the banding chosen from the sample, before
                 any record is indexed.
+            signatures: the old name of ``minhash_values``, kept for a release.
 
         Returns:
             How many records were indexed. Costs one update request per
@@ -214,7 +216,7 @@ class NearDuplicates:
             if chosen is not None:
                 chosen(choice)
             bands, band_rows = choice.banding.bands, choice.banding.band_rows
-        settings = IndexSettings(signatures=signatures, bands=bands or IndexSettings.bands,
+        settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=reference)
         self.solr.wait_until_replayed()
@@ -262,7 +264,7 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(_cut(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
+        return Pairs(self._search(_renamed(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
@@ -304,7 +306,7 @@ class NearDuplicates:
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
-        verified = lsh_pairs(self.solr, link=link, cut=_cut(cut, threshold), max_bucket=max_bucket, labels=labels,
+        verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
                              progress=progress, warn=warn)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
@@ -332,16 +334,18 @@ class NearDuplicates:
                                           progress=progress))
 
     def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
-                      signatures: int = IndexSettings.signatures, progress: Progress | None = None) -> PairStream:
+                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | None = None,
+                      signatures: int | None = None) -> PairStream:
         """As :meth:`shingle_pairs`, with candidates sharing the first
-        ``signatures`` MinHash values instead of shingles.
+        ``minhash_values`` MinHash values instead of shingles
+        (``signatures``: their old name, kept for a release).
 
         Raises:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
         return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
-                                          signatures=signatures, progress=progress))
+                                          minhash_values=_renamed(minhash_values, signatures), progress=progress))
 
     def query(self, text: str, *, exclude: str | None = None, source: str = "", cut: float | None = None,
               limit: int | None = 10, threshold: float | None = None) -> list[Match]:
@@ -373,7 +377,7 @@ class NearDuplicates:
         if not has_letters_or_digits(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        return self._search(_cut(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
+        return self._search(_renamed(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).
@@ -428,6 +432,7 @@ class NearDuplicates:
         self._searches.clear()
 
 
-def _cut(cut: float | None, threshold: float | None) -> float | None:
-    """The cut asked for by its name or by its old one, ``threshold``."""
-    return threshold if cut is None else cut
+def _renamed(value, old):
+    """A parameter's value, or its old name's when that was given (each old
+    name is kept for a release)."""
+    return value if old is None else old

@@ -49,8 +49,8 @@ MINHASH = Mode("minhash", MINHASH_VALUES, per_record=10, same_first_word=True)
 MODES = {mode.name: mode for mode in (LSH, SHINGLES, MINHASH)}
 
 
-def query_values(doc: dict[str, Any], mode: Mode, signatures: int) -> list[str]:
-    """The values of ``doc`` that ``mode`` looks up: its first ``signatures``
+def query_values(doc: dict[str, Any], mode: Mode, minhash_values: int) -> list[str]:
+    """The values of ``doc`` that ``mode`` looks up: its first ``minhash_values``
     MinHash values in the minhash mode, else all of the mode's field.
 
     Raises:
@@ -59,9 +59,9 @@ def query_values(doc: dict[str, Any], mode: Mode, signatures: int) -> list[str]:
     """
     values = doc.get(mode.field, [])
     if mode is MINHASH:
-        values = [v for v in values if untag(v)[0] < signatures]
-        if len(values) < signatures:
-            raise TooFewSignatures(doc[ID], len(values), signatures)
+        values = [v for v in values if untag(v)[0] < minhash_values]
+        if len(values) < minhash_values:
+            raise TooFewSignatures(doc[ID], len(values), minhash_values)
     return values
 
 

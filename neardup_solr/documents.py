@@ -42,7 +42,7 @@ class DocumentBuilder:
 
     def __init__(self, settings: IndexSettings):
         self.settings = settings
-        self._reference = MinHasher(settings.signatures)
+        self._reference = MinHasher(settings.minhash_values)
         self._lsh = MinHasher(settings.bands * settings.band_rows, bits=16)
 
     def lsh_signatures(self, repaired: Sequence[str]) -> np.ndarray:

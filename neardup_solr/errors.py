@@ -61,8 +61,8 @@ class TooFewSignatures(NeardupError):
     index holds for a record (``found`` of the ``asked``)."""
 
     def __init__(self, record_id: str, found: int, asked: int):
-        super().__init__(f"record {record_id} has {found} signature values, {asked} were asked for",
-                         hint=f"index again with {asked} signature values per record")
+        super().__init__(f"record {record_id} has {found} MinHash values, {asked} were asked for",
+                         hint=f"index again with {asked} MinHash values per record")
         self.record_id = record_id
         self.found = found
         self.asked = asked

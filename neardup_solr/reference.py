@@ -29,7 +29,7 @@ CONCURRENT_QUERIES = 4
 
 
 def reference_pairs(solr: Solr, mode: Mode, *, per_record: int | None = None, max_dist: int = 2,
-                    signatures: int = 20, progress: Progress | None = None) -> Iterator[Pair]:
+                    minhash_values: int = 20, progress: Progress | None = None) -> Iterator[Pair]:
     """Every pair of ``mode`` (SHINGLES or MINHASH) within ``max_dist`` words
     of edit distance, each once, smaller id first.
 
@@ -40,7 +40,7 @@ def reference_pairs(solr: Solr, mode: Mode, *, per_record: int | None = None, ma
         per_record: candidates checked per record (by default the mode's,
             10).
         max_dist: the largest word edit distance kept.
-        signatures: MinHash values compared (the minhash mode only).
+        minhash_values: MinHash values compared (the minhash mode only).
         progress: told of the step "searching" (one unit a record).
 
     Returns:
@@ -50,7 +50,7 @@ def reference_pairs(solr: Solr, mode: Mode, *, per_record: int | None = None, ma
 
     Raises:
         LeanIndex: the index has no reference fields.
-        TooFewSignatures: ``signatures`` exceeds what a record was indexed with.
+        TooFewSignatures: ``minhash_values`` exceeds what a record was indexed with.
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     if not IndexSettings.load(solr).reference:
@@ -62,7 +62,7 @@ def reference_pairs(solr: Solr, mode: Mode, *, per_record: int | None = None, ma
     def pairs_of(doc: dict[str, Any]) -> list[Pair]:
         mine = verifier.prepare(doc)
         found = []
-        for other in candidates(solr, doc, mode, query_values(doc, mode, signatures), per_record or mode.per_record):
+        for other in candidates(solr, doc, mode, query_values(doc, mode, minhash_values), per_record or mode.per_record):
             if id_key(other[ID]) > id_key(doc[ID]) and (pair := verifier.check(doc, mine, other)):
                 found.append(pair)
         return found

@@ -4,7 +4,7 @@ Both live in the Solr core's (or collection's) user properties, beside the
 records, so every later run, query and service process agrees with the run
 that built the index:
 
-- ``neardup.signatures``, ``neardup.bands``, ``neardup.band_rows``,
+- ``neardup.minhash_values``, ``neardup.bands``, ``neardup.band_rows``,
   ``neardup.lsh_shingles``, ``neardup.reference``: the
   :class:`IndexSettings`, written when all records of a new index are
   committed (so an index holding them was built: :func:`built_settings`);
@@ -38,8 +38,8 @@ def _parse(stored: str, default: Any) -> Any:
 class IndexSettings:
     """How records were indexed; kept in the index so later runs agree.
 
-    ``signatures``: MinHash values of word shingles for ``--minhash`` (the
-    reference's 20). ``bands`` x ``band_rows``: LSH banding of a second MinHash,
+    ``minhash_values``: MinHash values of word shingles a record keeps for the
+    reference's minhash mode (its 20). ``bands`` x ``band_rows``: LSH banding of a second MinHash,
     over character 3-grams of the repaired text (``lsh_shingles="chars"``,
     for short records) or its word 3-shingles (``"words"``, for documents).
     42 x 3 makes pairs of Jaccard 0.5 candidates with probability 0.996 and
@@ -49,7 +49,7 @@ class IndexSettings:
     default mode.
     """
 
-    signatures: int = 20
+    minhash_values: int = 20
     bands: int = 42
     band_rows: int = 3
     lsh_shingles: str = "chars"
@@ -76,9 +76,10 @@ class IndexSettings:
     def of(cls, stored: dict[str, str]) -> IndexSettings:
         """The settings in an index's user properties ``stored``."""
         stored = dict(stored)
-        if PREFIX + "rows" in stored:
-            # What indexes kept before the field was named band_rows.
-            stored.setdefault(PREFIX + "band_rows", stored[PREFIX + "rows"])
+        # What indexes kept before two fields were renamed.
+        for old, new in (("rows", "band_rows"), ("signatures", "minhash_values")):
+            if PREFIX + old in stored:
+                stored.setdefault(PREFIX + new, stored[PREFIX + old])
         defaults = asdict(cls())
         return cls(**{k: _parse(stored[PREFIX + k], v) for k, v in defaults.items() if PREFIX + k in stored})
 

@@ -94,10 +94,13 @@ def test_a_record_that_breaks_the_rules_is_an_input_error(core):
 
 def test_typed_errors_name_no_command_line_option(core):
     nd = NearDuplicates(core)
-    nd.index(RECORDS, signatures=8, reference=True, bands=20, band_rows=3)
+    nd.index(RECORDS, minhash_values=8, reference=True, bands=20, band_rows=3)
     with pytest.raises(TooFewSignatures) as few:
-        list(nd.minhash_pairs(signatures=20))
+        list(nd.minhash_pairs(minhash_values=20))
     assert (few.value.found, few.value.asked) == (8, 20)
+    assert "--" not in str(few.value)
+    nd.index(RECORDS, signatures=8, reference=True, bands=20, band_rows=3)  # the old name, kept for a release
+    assert nd.settings.minhash_values == 8
     nd.index(RECORDS, reference=False, bands=20, band_rows=3)
     with pytest.raises(LeanIndex) as lean:
         list(nd.shingle_pairs())

@@ -142,7 +142,7 @@ def test_hostile_records_find_their_twins_and_nothing_else(core):
         records += [Record(f"{i}a", text), Record(f"{i}b", text)]
     index_records(core, records)
     for mode in (SHINGLES, MINHASH):
-        pairs = sorted(reference_pairs(core, mode, max_dist=2, signatures=20))
+        pairs = sorted(reference_pairs(core, mode, max_dist=2, minhash_values=20))
         assert pairs == [Pair(f"{i}a", f"{i}b", 0) for i in range(len(texts))], mode.name
     pairs = sorted(lsh_pairs(core))
     assert [(p.a, p.b, p.distance) for p in pairs] == [(f"{i}a", f"{i}b", 0) for i in range(len(texts))]
@@ -156,6 +156,6 @@ def test_a_5000_word_record_finds_its_one_word_variant(core):
     index_records(core, [Record("1", " ".join(words)), Record("2", " ".join(changed)), Record("3", " ".join(unrelated))])
     assert len(core.search('id:"1"', fl="word_shingles").docs[0]["word_shingles"]) == 4998  # > 1024 clauses
     for mode in (SHINGLES, MINHASH):
-        assert list(reference_pairs(core, mode, max_dist=2, signatures=20)) == [Pair("1", "2", 1)], mode.name
+        assert list(reference_pairs(core, mode, max_dist=2, minhash_values=20)) == [Pair("1", "2", 1)], mode.name
     (pair,) = lsh_pairs(core)
     assert (pair.a, pair.b, pair.distance) == ("1", "2", 1) and pair.similarity > 0.99

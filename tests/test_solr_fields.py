@@ -89,9 +89,14 @@ def test_band_keys_and_tokens_as_solr_stores_them(core):
 
 def test_index_settings_are_kept_in_the_index(core):
     assert IndexSettings.load(core) == IndexSettings()
-    settings = IndexSettings(signatures=32, bands=20, band_rows=5, lsh_shingles="words", reference=False)
+    settings = IndexSettings(minhash_values=32, bands=20, band_rows=5, lsh_shingles="words", reference=False)
     settings.save(core)
     assert IndexSettings.load(core) == settings
+
+
+def test_settings_an_index_kept_under_their_old_names_still_load(core):
+    core.set_user_properties({"neardup.signatures": "12", "neardup.rows": "4", "neardup.bands": "30"})
+    assert IndexSettings.load(core) == IndexSettings(minhash_values=12, bands=30, band_rows=4)
 
 
 def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):

@@ -53,8 +53,9 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @renamed_option("--cut", "--threshold", type=click.FloatRange(0, 1),
                 help="With --append: smallest similarity reported [default: the cut of the model the last "
                 f"report fitted, else {FALLBACK_CUT}].")
-@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
-              help="MinHash values of word shingles per record (--minhash).")
+@renamed_option("--minhash-values", "--signatures", type=click.IntRange(1, 1024),
+                default=IndexSettings.minhash_values, show_default=True,
+                help="MinHash values of word shingles per record (--minhash).")
 @click.option("--bands", type=click.IntRange(1, MAX_BANDS),
               help="LSH bands per record (default mode) [default: chosen from a sample of the records].")
 @click.option("--band-rows", type=click.IntRange(1, 64),
@@ -68,7 +69,7 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @quiet_option
 def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, no_pairs: bool,
           cut: float | None,
-          signatures: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
+          minhash_values: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
 
@@ -136,7 +137,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         if append:
             count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar))
         else:
-            count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, signatures=signatures,
+            count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, minhash_values=minhash_values,
                              lsh_shingles=lsh_shingles, reference=not lean, batch_size=batch_size,
                              progress=bar_progress(bar), chosen=_say_chosen)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
@@ -179,8 +180,8 @@ def _source(value: str) -> str:
                 help="A fixed smallest similarity instead of the fitted model's cut (default mode).")
 @click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
               help="Largest word edit distance reported (reference modes).")
-@click.option("--signatures", type=click.IntRange(1, 1024), default=IndexSettings.signatures, show_default=True,
-              help="MinHash values compared (--minhash).")
+@renamed_option("--minhash-values", "--signatures", type=click.IntRange(1, 1024),
+                default=IndexSettings.minhash_values, show_default=True, help="MinHash values compared (--minhash).")
 @renamed_option("--candidates", "--rows", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
                 help="Candidates verified per record (reference modes).")
 @click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
@@ -195,7 +196,7 @@ def _source(value: str) -> str:
 @output_options
 @solr_connection
 @quiet_option
-def report(out: Path, mode: str, cut: float | None, max_dist: int, signatures: int, candidates: int,
+def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_values: int, candidates: int,
            max_bucket: int,
            labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
            quiet: bool) -> None:
@@ -241,7 +242,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, signatures: i
       neardup report --link links.csv
       neardup report --link --one-to-one links.csv
       neardup report --shingles --max-dist 2 out.tsv
-      neardup report --minhash --signatures 20 --max-dist 2 out.tsv
+      neardup report --minhash --minhash-values 20 --max-dist 2 out.tsv
     """
     if mode != "lsh" and (link or one_to_one):
         raise click.UsageError(f"--link and --one-to-one are for the default mode, not --{mode}")
@@ -264,7 +265,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, signatures: i
             if mode == "shingles":
                 found = nd.shingle_pairs(max_dist=max_dist, per_record=candidates, progress=bar_progress(bar))
             else:
-                found = nd.minhash_pairs(max_dist=max_dist, per_record=candidates, signatures=signatures,
+                found = nd.minhash_pairs(max_dist=max_dist, per_record=candidates, minhash_values=minhash_values,
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
@@ -284,7 +285,7 @@ def in_option_words() -> Iterator[None]:
     try:
         yield
     except TooFewSignatures as err:
-        raise NeardupError(err.message, hint=f"index again with --signatures {err.asked}") from None
+        raise NeardupError(err.message, hint=f"index again with --minhash-values {err.asked}") from None
     except LeanIndex as err:
         raise NeardupError(f"the index has no fields for --{err.mode} (it was built with --lean)",
                            hint="index again without --lean") from None
