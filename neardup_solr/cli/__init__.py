@@ -18,7 +18,9 @@ from .data import datasets, demo, prepare_restaurants
 from .quality import evaluate, tune
 from .results import clusters, html
 from .local_solr import solr
-from .search import delete, index, query, report
+from .index import delete, index
+from .query import query
+from .report import report
 from .serve import serve
 
 

@@ -20,6 +20,7 @@ from ..files import check_output, is_stdout
 from ..local_solr import CORE
 from ..outputs import FILE_FORMATS, OUTPUT_FORMATS, TextLookup
 from ..progress import Progress
+from ..record import checked_source
 from ..records import RecordReader
 from ..solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
 from ..sources import INPUT_FORMATS, TABLE_FORMATS, Layout, RecordFile
@@ -51,6 +52,14 @@ def renamed_option(name: str, old: str, **option):
         return click.option(name, **option)(run)
 
     return decorate
+
+
+def source_value(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A --source value, checked by the source rule (a usage error, exit 2)."""
+    try:
+        return checked_source(value)
+    except NeardupError as err:
+        raise click.BadParameter(err.message, param_hint="--source") from None
 
 
 def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:

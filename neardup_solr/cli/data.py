@@ -14,7 +14,8 @@ from ..evaluate import read_gold, score
 from ..files import atomic_output
 from ..pairs import read_pairs
 from .common import OUTPUT_PATH, checked_output, data_dir_option, output_name, port_option, quiet_option, say
-from .search import index, report
+from .index import index
+from .report import report
 
 
 @click.group()

@@ -1,0 +1,167 @@
+"""Every near-duplicate pair of the index: ``report``, and its model's line."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from ..api import NearDuplicates
+from ..candidates import SHINGLES
+from ..collisions import MAX_BUCKET
+from ..errors import LeanIndex, NeardupError, TooFewSignatures
+from ..files import is_stdout
+from ..labels import read_labels
+from ..outputs import check_format
+from ..pairs import write_pairs
+from ..solr import Solr
+from ..state import IndexSettings
+from ..summary import ReportSummary, summary_path
+from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress, quiet_option,
+                     renamed_option, say, solr_connection, solr_texts)
+
+
+@click.command("report")
+@click.argument("out", type=OUTPUT_PATH, callback=checked_output(summary_path))
+@click.option("--lsh", "mode", flag_value="lsh", default=True,
+              help="The default: LSH band candidates, soft weighted-cosine verification.")
+@click.option("--shingles", "mode", flag_value="shingles", help="Reference: candidates share word 3-shingles.")
+@click.option("--minhash", "mode", flag_value="minhash", help="Reference: candidates share MinHash values.")
+@renamed_option("--cut", "--threshold", type=click.FloatRange(0, 1),
+                help="A fixed smallest similarity instead of the fitted model's cut (default mode).")
+@click.option("--max-dist", type=click.IntRange(0), default=2, show_default=True,
+              help="Largest word edit distance reported (reference modes).")
+@renamed_option("--minhash-values", "--signatures", type=click.IntRange(1, 1024),
+                default=IndexSettings.minhash_values, show_default=True, help="MinHash values compared (--minhash).")
+@renamed_option("--candidates", "--rows", type=click.IntRange(1), default=SHINGLES.per_record, show_default=True,
+                help="Candidates verified per record (reference modes).")
+@click.option("--max-bucket", type=click.IntRange(2), default=MAX_BUCKET, show_default=True,
+              help="Skip band keys held by more records than this (default mode).")
+@click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A labels file (`neardup serve --labels`: `id_a<TAB>id_b<TAB>same|different`): its pairs "
+                   "sharpen the fitted model (default mode).")
+@click.option("--link", is_flag=True, help="Only pairs across sources (`index --source`); the model is fitted to "
+              "the candidates across sources alone (default mode).")
+@click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
+              "source, its most probable one (a stable assignment).")
+@output_options
+@solr_connection
+@quiet_option
+def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_values: int, candidates: int,
+           max_bucket: int,
+           labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
+           quiet: bool) -> None:
+    """Write every near-duplicate pair to OUT.
+
+    Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
+    `<TAB>similarity<TAB>probability` in the default mode. An OUT named .csv
+    or .jsonl (each also .gz) or .parquet, or --format, gives CSV (a header
+    `id_a,id_b,distance,similarity,probability`), JSON Lines (one object a
+    pair) or Parquet (the CSV columns; needs `pip install
+    'neardup-solr[parquet]'`) instead; --with-text adds both records' texts (`text_a`, `text_b`;
+    TSV then has a header too). When the records have sources (`index
+    --source`), each id is two columns, `source_a,id_a,source_b,id_b`, and
+    TSV has that header too.
+
+    The default mode finds, for all records at once, those sharing an LSH
+    band key of the repaired text's character 3-grams (no blocking), scores
+    each pair by a soft, rarity- and position-weighted cosine similarity,
+    and fits a two-class model (matches and non-matches) to the scores of
+    all candidates, without labels (--labels: pairs a person labeled
+    sharpen it). It keeps the pairs whose probability of
+    being a match is at least 0.5 (or, with --cut, whose similarity
+    reaches it), prints the cut and the estimated precision and recall, and
+    keeps the model with the index for `query` and beside OUT (OUT with
+    .model.json, read by `evaluate` and `html`). The reference modes (--shingles, --minhash) ask Solr
+    for each record's best CANDIDATES candidates with the same first word by
+    values shared, and keep those within MAX_DIST words.
+
+    --link keeps only the pairs of records of different sources, and fits
+    the model to the candidates across sources alone; --one-to-one then
+    keeps for each record at most its most probable partner in each other
+    source (pairs taken most probable first, each unless one of its records
+    is taken already).
+
+    \b
+    Examples:
+      neardup report pairs.tsv
+      neardup report pairs.csv --with-text
+      neardup report pairs.jsonl.gz
+      neardup report pairs.parquet
+      neardup report --cut 0.6 pairs.tsv
+      neardup report --labels labels.tsv pairs.tsv
+      neardup report --link links.csv
+      neardup report --link --one-to-one links.csv
+      neardup report --shingles --max-dist 2 out.tsv
+      neardup report --minhash --minhash-values 20 --max-dist 2 out.tsv
+    """
+    if mode != "lsh" and (link or one_to_one):
+        raise click.UsageError(f"--link and --one-to-one are for the default mode, not --{mode}")
+    if one_to_one and not link:
+        raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
+    check_format(out, out_format)
+    started = time.monotonic()
+    nd = NearDuplicates(solr)
+    if mode == "lsh":
+        with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
+            verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
+                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
+            count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
+        about = ReportSummary.of(verified.model, verified.cut, forced=cut is not None, proposed=verified.proposed)
+        if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
+            about.write(summary_path(out))
+        say(model_line(about))
+    else:
+        with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
+            if mode == "shingles":
+                found = nd.shingle_pairs(max_dist=max_dist, per_record=candidates, progress=bar_progress(bar))
+            else:
+                found = nd.minhash_pairs(max_dist=max_dist, per_record=candidates, minhash_values=minhash_values,
+                                         progress=bar_progress(bar))
+            count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
+    say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
+
+
+def _labels(path: Path | None) -> dict[frozenset[str], bool] | None:
+    """The labels file's labels; a bad line is said and skipped, the others count."""
+    if path is None:
+        return None
+    return read_labels(path, on_bad=lambda bad: say(f"skipped {bad}"))
+
+
+@contextmanager
+def in_option_words() -> Iterator[None]:
+    """The library's errors whose remedy is one of this command line's
+    options, with their hint (and message) in the options' words."""
+    try:
+        yield
+    except TooFewSignatures as err:
+        raise NeardupError(err.message, hint=f"index again with --minhash-values {err.asked}") from None
+    except LeanIndex as err:
+        raise NeardupError(f"the index has no fields for --{err.mode} (it was built with --lean)",
+                           hint="index again without --lean") from None
+
+
+def model_line(about: ReportSummary) -> str:
+    """One line on the match model of a report's summary."""
+    estimated = about.estimated
+    if estimated is None:
+        return (f"model: {about.candidates} candidate pairs are too few to fit; "
+                f"fixed cut {about.cut:.2f}, no probabilities")
+    if about.forced:
+        how = f"fixed cut {about.cut:.2f} (the model's: {_cut_text(about.model_cut)})"
+    else:
+        levels = "".join(f"; {name}: {_cut_text(cut, 'none')}" for name, cut in about.level_cuts)
+        how = f"cut {_cut_text(about.cut)} (match probability >= 0.5{levels})"
+    sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
+                 if about.labeled_same + about.labeled_different else "")
+    return (f"model: {how}; estimated {estimated.true_pairs:.0f} true pairs, {estimated.proposed:.1%} of them "
+            f"among {about.candidates} candidates; estimated precision {estimated.precision:.3f}, "
+            f"recall {estimated.recall:.3f}{sharpened}")
+
+
+def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:
+    return none if cut is None else f"{cut:.2f}"
