@@ -43,6 +43,7 @@ from .shingles import jaccard
 from .similarity import Weights
 from .solr import Solr
 from .state import IndexSettings
+from .summary import ReportSummary
 from .verify import text_vector, word_distance
 
 # Units of work (see above) in one piece of work, and how many it takes
@@ -75,6 +76,13 @@ class Verified(PairTables):
     # The estimated share of the true pairs that share a band key at all
     # (:func:`proposed_share`); the model sees only those that do.
     proposed: float = 1.0
+    # Whether ``cut`` was given (a fixed cut) rather than the model's.
+    forced: bool = False
+
+    @property
+    def summary(self) -> ReportSummary:
+        """What the report says of its model and cut (``PAIRS.model.json``)."""
+        return ReportSummary.of(self.model, self.cut, forced=self.forced, proposed=self.proposed)
 
     def __iter__(self) -> Iterator[Pair]:
         return iter(self.pairs)
@@ -144,7 +152,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
     if labels:
         # A labeled pair is what its label says, whatever its cell's probability.
         keep[labeled] = same
-    cut = model.cut if cut is None else cut
+    chosen_cut = model.cut if cut is None else cut
     kept = np.flatnonzero(keep)
     probabilities = model.probabilities(scores[kept], levels[kept])
     if labels:
@@ -179,7 +187,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         for part, chances in forked_map(made, spans, _workers(last - first, words, TWICE)):
             pairs.extend(part)
             caught.extend(chances)
-    return Verified(pairs, model, cut, proposed_share([p.probability for p in pairs], caught))
+    return Verified(pairs, model, chosen_cut, proposed_share([p.probability for p in pairs], caught), cut is not None)
 
 
 def across_sources(found: Candidates, warn: Callable[[str], None] = lambda _: None) -> Candidates:

@@ -85,6 +85,15 @@ def test_records_as_tuples_dicts_or_records_are_the_same(core, new_core):
     assert as_tuples.settings == as_dicts.settings
 
 
+def test_the_pairs_say_their_cut_and_whether_it_was_fixed(core):
+    nd = NearDuplicates(core)
+    nd.index(RECORDS, bands=20, band_rows=3)
+    fitted, fixed = nd.pairs(), nd.pairs(cut=0.99)
+    assert (fitted.summary.forced, fitted.summary.cut) == (False, fitted.model.cut)
+    assert (fixed.summary.forced, fixed.summary.cut, fixed.summary.model_cut) == (True, 0.99, fitted.model.cut)
+    assert all(p.similarity >= 0.99 for p in fixed) and len(fixed) < len(fitted)
+
+
 def test_a_record_that_breaks_the_rules_is_an_input_error(core):
     nd = NearDuplicates(core)
     for bad in (("has space", "text"), ("1", "!!!"), ("1",), {"id": "1"}, ("1", 7)):

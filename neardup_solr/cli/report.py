@@ -110,7 +110,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
             verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-        about = ReportSummary.of(verified.model, verified.cut, forced=cut is not None, proposed=verified.proposed)
+        about = verified.summary
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
             about.write(summary_path(out))
         say(model_line(about))
