@@ -22,24 +22,38 @@ from .pairs import Pair
 from .record import id_key, keyed
 
 
-@dataclass(frozen=True)
-class Score:
-    found: int
-    true: int
-    gold: int
+class Rates:
+    """Precision, recall and F1 from :meth:`counts`: the true pairs, the
+    pairs they are among (reported), the pairs there are to find (each
+    rate 0 where its whole is 0)."""
+
+    def counts(self) -> tuple[int, int, int]:
+        raise NotImplementedError
 
     @property
     def precision(self) -> float:
-        return self.true / self.found if self.found else 0.0
+        true, reported, _ = self.counts()
+        return true / reported if reported else 0.0
 
     @property
     def recall(self) -> float:
-        return self.true / self.gold if self.gold else 0.0
+        true, _, relevant = self.counts()
+        return true / relevant if relevant else 0.0
 
     @property
     def f1(self) -> float:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass(frozen=True)
+class Score(Rates):
+    found: int
+    true: int
+    gold: int
+
+    def counts(self) -> tuple[int, int, int]:
+        return self.true, self.found, self.gold
 
     def line(self) -> str:
         return (
@@ -54,7 +68,7 @@ def _ratio(part: int, whole: int) -> str:
 
 
 @dataclass(frozen=True)
-class LabeledScore:
+class LabeledScore(Rates):
     """Reported pairs against labels: ``found`` pairs reported, of which
     ``true`` are labeled same and ``false`` labeled different; ``same`` and
     ``different`` pairs labeled in all."""
@@ -70,18 +84,9 @@ class LabeledScore:
         """Reported pairs that are labeled."""
         return self.true + self.false
 
-    @property
-    def precision(self) -> float:
-        return self.true / self.judged if self.judged else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.true / self.same if self.same else 0.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+    def counts(self) -> tuple[int, int, int]:
+        """Precision counts the labeled pairs reported, recall the pairs labeled same."""
+        return self.true, self.judged, self.same
 
     def lines(self) -> list[str]:
         """What the score says in words, then its numbers on one line (n/a
