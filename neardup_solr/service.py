@@ -16,6 +16,11 @@ over HTTP, as a FastAPI app served by uvicorn.
                                      an indexed record's (?id=...), the clusters of a pair file
     POST   /labels/form, /sign-in    the review page's forms
 
+Each route is a plain function on one of three routers (``record_routes``,
+``label_routes``, ``page_routes``), and takes what the routes share, the
+app's :class:`ServiceState`, as its parameter ``service: Shared``;
+:func:`create_app` makes the app and includes them.
+
 Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
 traceback: 400 bad JSON, a bad record (the reason the command line gives,
 by its own rules: the id rule, control characters, lone surrogates, a text
@@ -59,12 +64,12 @@ import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -448,6 +453,99 @@ def _form_fields(request: Request, body: bytes) -> dict[str, str]:
     return {name: values[0] for name, values in parsed.items()}
 
 
+@dataclass
+class ServiceState:
+    """What the routes of one app share, kept as ``app.state.service``; a
+    route takes it as its parameter ``service: Shared``.
+
+    ``nd`` is the :class:`NearDuplicates` the app was made for: its Solr
+    connection serves every request, and /health reports its settings.
+    ``reader`` is the one reads share; a write replaces it with the one it
+    used, in one assignment, so no read sees half of it (:func:`create_app`
+    says why). ``built`` is set once the index is known to have been built
+    (:func:`ensure_built`); ``health_threads`` are /health's own threads
+    (``HEALTH_THREADS``)."""
+
+    nd: NearDuplicates
+    token: str | None
+    labels: LabelStore | None
+    pairs: PairClusters | None
+    hosts: frozenset[str]
+    max_body: int
+    reader: NearDuplicates = field(init=False)
+    built: threading.Event = field(default_factory=threading.Event)
+    health_threads: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(HEALTH_THREADS))
+
+    def __post_init__(self) -> None:
+        self.reader = self.nd
+
+    def label_store(self) -> LabelStore:
+        """The labels; a service that keeps none answers 409."""
+        if self.labels is None:
+            raise ServiceError(409, "this service keeps no labels", hint="start it with a labels file")
+        return self.labels
+
+
+# Async, as every dependency here: a plain one would wait for a worker thread
+# first, and the auth check and /health must answer at once.
+async def state_of(request: Request) -> ServiceState:
+    """The :class:`ServiceState` of the app a request came to."""
+    return request.app.state.service
+
+
+Shared = Annotated[ServiceState, Depends(state_of)]
+BEARER = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
+
+
+# Async, as the error handlers: checked at once, not after a wait for a worker thread.
+async def authorized(service: Shared, credentials: HTTPAuthorizationCredentials | None = Depends(BEARER)) -> None:
+    """Refuse (401) a write without the service's token, when it has one."""
+    if service.token is None:
+        return
+    if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), service.token.encode()):
+        raise ServiceError(401, "this service takes writes only with its token",
+                           hint="send `Authorization: Bearer <token>`")
+
+
+def ensure_built(service: ServiceState) -> None:
+    """Refuse (409) a write to an index that was never built: one whose
+    Solr user properties lack ``BUILT_PROPERTY``. Costs a Solr request until
+    the index is first found built, nothing after."""
+    if service.built.is_set():
+        return
+    if BUILT_PROPERTY not in service.nd.solr.user_properties():
+        raise ServiceError(409, f"the index at {service.nd.solr.url} has never been built",
+                           hint="build it first: `neardup index FILE` on this Solr URL")
+    service.built.set()
+
+
+# Handlers are async: a plain one would run in a worker thread, and wait
+# for one when every thread waits on Solr (a 503 or 413 held for minutes).
+async def service_error(request: Request, err: ServiceError) -> JSONResponse:
+    return _failure(err.status, err.message, err.hint)
+
+
+async def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
+    return _failure(_status(err), err.message, err.hint)
+
+
+async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
+    first = err.errors()[0] if err.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
+    return _failure(400, f"{where or 'request'}: {first.get('msg', 'invalid')}".lower(), hint="see /docs")
+
+
+class _ServiceApp(FastAPI):
+    """The app, whose API description also holds ``NEW_RECORD_SCHEMA``:
+    POST /records's body (``RECORDS_BODY``) refers to it, and no model declares it."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            schema = super().openapi()
+            schema.setdefault("components", {}).setdefault("schemas", {})["NewRecord"] = NEW_RECORD_SCHEMA
+        return self.openapi_schema
+
+
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
                pairs: PairClusters | None = None, hosts: Iterable[str] = LOCAL_HOSTS,
                max_body: int = MAX_BODY) -> FastAPI:
@@ -463,154 +561,121 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     and held 8 writers' stream of writes against every read). Reads share one
     :class:`NearDuplicates`, whose searches keep the settings, the model and
     recent word frequencies; a write uses one of its own and then becomes
-    the one reads share, so they see the frequencies it changed."""
-    app = FastAPI(title="neardup-solr", version=__version__,
-                  description="Near duplicates of records, backed by Apache Solr: index records and get each one's "
-                  "near duplicates with similarity and match probability in one call.")
+    the one reads share, so they see the frequencies it changed
+    (:class:`ServiceState`, which the routes share)."""
+    app = _ServiceApp(title="neardup-solr", version=__version__,
+                      description="Near duplicates of records, backed by Apache Solr: index records and get each "
+                      "one's near duplicates with similarity and match probability in one call.",
+                      exception_handlers={ServiceError: service_error, NeardupError: neardup_error,
+                                          RequestValidationError: bad_request})
     hosts = frozenset(hosts)
     app.add_middleware(_HostCheck, hosts=hosts)
-    shared = [nd]  # what reads use; a write replaces it (one assignment: no read sees half of it)
-    built = threading.Event()
-    health_threads = anyio.CapacityLimiter(HEALTH_THREADS)
-    bearer = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
-
-    # Async, as the error handlers: checked at once, not after a wait for a worker thread.
-    async def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
-        if token is None:
-            return
-        if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
-            raise ServiceError(401, "this service takes writes only with its token",
-                               hint="send `Authorization: Bearer <token>`")
-
-    def ensure_built() -> None:
-        if built.is_set():
-            return
-        if BUILT_PROPERTY not in nd.solr.user_properties():
-            raise ServiceError(409, f"the index at {nd.solr.url} has never been built",
-                               hint="build it first: `neardup index FILE` on this Solr URL")
-        built.set()
-
-    # Handlers are async: a plain one would run in a worker thread, and wait
-    # for one when every thread waits on Solr (a 503 or 413 held for minutes).
-    @app.exception_handler(ServiceError)
-    async def service_error(request: Request, err: ServiceError) -> JSONResponse:
-        return _failure(err.status, err.message, err.hint)
-
-    @app.exception_handler(NeardupError)
-    async def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
-        return _failure(_status(err), err.message, err.hint)
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
-        first = err.errors()[0] if err.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
-        return _failure(400, f"{where or 'request'}: {first.get('msg', 'invalid')}".lower(), hint="see /docs")
-
-    original_openapi = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = original_openapi()
-            schema.setdefault("components", {}).setdefault("schemas", {})["NewRecord"] = NEW_RECORD_SCHEMA
-        return app.openapi_schema
-
-    app.openapi = openapi
-
-    @app.post("/records", response_model=Added, dependencies=[Depends(authorized)],
-              openapi_extra={"requestBody": RECORDS_BODY},
-              responses=WRITE_FAILURES | {409: {"model": Failure, "description": "the index was never built"},
-                                          413: {"model": Failure, "description": "the body is too large"},
-                                          415: {"model": Failure, "description": "the body is not JSON"}})
-    async def post_records(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000,
-                                                                description="most duplicates per record"),
-                           source: str = Query("", description=SOURCE_HELP),
-                           against: str = Query("", description=AGAINST_HELP)):
-        """Index one record or a list (an id indexed already is replaced) and
-        answer each one's near duplicates among everything indexed (or the
-        records of the source ``against``), these records included, best
-        first. Records of a ``source`` are answered as ``source/id``."""
-        _json_only(request, "records")
-        _checked_sources(source, against)
-        body = await _capped_body(request, max_body, "send the records in parts")
-        # The body is read here, asynchronously, up to the cap; parsing it and
-        # Solr's calls block, so they run in a worker thread.
-        return await run_in_threadpool(add_and_find, body, limit, source, against)
-
-    def add_and_find(body: bytes, limit: int, source: str, against: str) -> dict[str, Any]:
-        records = list(in_source(_records_of(body), source))
-        ensure_built()
-        writer = NearDuplicates(nd.solr)
-        added = writer.add(records)
-        answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
-                                                                               limit=limit)]}
-                   for r in records]
-        shared[0] = writer
-        return {"added": added, "records": answers}
-
-    @app.get("/duplicates", response_model=Found, responses=FAILURES)
-    def duplicates(text: str = Query(..., description="any text, indexed or not"),
-                   limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most matches"),
-                   threshold: float | None = Query(None, ge=0, le=1, description="smallest similarity "
-                                                   "(default: the match model's cut)"),
-                   against: str = Query("", description=AGAINST_HELP)):
-        """The indexed records most like ``text``, best first."""
-        _checked_sources(against)
-        if is_blank(text):
-            raise InputError("the text has no letters or digits", hint="give some text to look up")
-        matches = shared[0].query(text, source=against, threshold=threshold, limit=limit)
-        return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
-
-    # A record of a source is source/id: the path's id may hold a slash.
-    @app.get("/records/{record_id:path}/duplicates", response_model=Found,
-             responses=FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
-    def record_duplicates(record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
-                          threshold: float | None = Query(None, ge=0, le=1),
-                          against: str = Query("", description=AGAINST_HELP)):
-        """The near duplicates of an indexed record, best first."""
-        _checked_sources(against)
-        reader = shared[0]
-        text = _text(reader, record_id)
-        matches = reader.query(text, exclude=record_id, source=against, threshold=threshold, limit=limit)
-        return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
-
-    @app.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
-                responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
-    def delete_record(record_id: str):
-        """Delete a record and commit."""
-        writer = NearDuplicates(nd.solr)
-        present = writer.delete([record_id])
-        shared[0] = writer
-        if not present:
-            raise ServiceError(404, f"no record with id {record_id!r} in {nd.solr.url}")
-        return {"deleted": present}
-
-    @app.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
-    async def health():
-        """Whether Solr answers, how many records the index holds and how it
-        was built. Answers within a second, whatever else the service is
-        doing: 503 when Solr has not answered by then."""
-        with anyio.move_on_after(HEALTH_WAIT):
-            return await anyio.to_thread.run_sync(solr_health, limiter=health_threads, abandon_on_cancel=True)
-        raise SolrUnavailable(f"Solr at {nd.solr.url} did not answer within {HEALTH_WAIT:g} s",
-                              hint="it is down or too busy to answer; /health says so until it answers again")
-
-    def solr_health() -> dict[str, Any]:
-        nd.solr.ping()
-        count = nd.solr.count()
-        stored = nd.solr.user_properties()
-        settings = nd.settings if BUILT_PROPERTY in stored else None
-        return {"solr": "ok", "url": nd.solr.url, "records": count, "built": settings is not None,
-                "settings": None if settings is None else asdict(settings), "version": __version__}
-
-    _label_routes(app, labels, authorized)
-    _review_routes(app, lambda: shared[0], token=token, labels=labels, pairs=pairs, hosts=hosts)
+    app.state.service = ServiceState(nd, token=token, labels=labels, pairs=pairs, hosts=hosts, max_body=max_body)
+    for router in (record_routes, label_routes, page_routes):
+        app.include_router(router)
     return app
 
 
-def _label_store(labels: LabelStore | None) -> LabelStore:
-    if labels is None:
-        raise ServiceError(409, "this service keeps no labels", hint="start it with a labels file")
-    return labels
+# The records, their near duplicates and /health.
+record_routes = APIRouter()
+
+
+@record_routes.post("/records", response_model=Added, dependencies=[Depends(authorized)],
+                    openapi_extra={"requestBody": RECORDS_BODY},
+                    responses=WRITE_FAILURES | {409: {"model": Failure, "description": "the index was never built"},
+                                                413: {"model": Failure, "description": "the body is too large"},
+                                                415: {"model": Failure, "description": "the body is not JSON"}})
+async def post_records(request: Request, service: Shared,
+                       limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most duplicates per record"),
+                       source: str = Query("", description=SOURCE_HELP),
+                       against: str = Query("", description=AGAINST_HELP)):
+    """Index one record or a list (an id indexed already is replaced) and
+    answer each one's near duplicates among everything indexed (or the
+    records of the source ``against``), these records included, best
+    first. Records of a ``source`` are answered as ``source/id``."""
+    _json_only(request, "records")
+    _checked_sources(source, against)
+    body = await _capped_body(request, service.max_body, "send the records in parts")
+    # The body is read here, asynchronously, up to the cap; parsing it and
+    # Solr's calls block, so they run in a worker thread.
+    return await run_in_threadpool(_add_and_find, service, body, limit, source, against)
+
+
+def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, against: str) -> dict[str, Any]:
+    """POST /records's work: index the body's records with a NearDuplicates
+    of its own, ask for each one's near duplicates, then make it the reader.
+    Costs a parse of the body, Solr's add and commit, and a query a record."""
+    records = list(in_source(_records_of(body), source))
+    ensure_built(service)
+    writer = NearDuplicates(service.nd.solr)
+    added = writer.add(records)
+    answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
+                                                                           limit=limit)]}
+               for r in records]
+    service.reader = writer
+    return {"added": added, "records": answers}
+
+
+@record_routes.get("/duplicates", response_model=Found, responses=FAILURES)
+def duplicates(service: Shared, text: str = Query(..., description="any text, indexed or not"),
+               limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most matches"),
+               threshold: float | None = Query(None, ge=0, le=1, description="smallest similarity "
+                                               "(default: the match model's cut)"),
+               against: str = Query("", description=AGAINST_HELP)):
+    """The indexed records most like ``text``, best first."""
+    _checked_sources(against)
+    if is_blank(text):
+        raise InputError("the text has no letters or digits", hint="give some text to look up")
+    matches = service.reader.query(text, source=against, threshold=threshold, limit=limit)
+    return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
+
+
+# A record of a source is source/id: the path's id may hold a slash.
+@record_routes.get("/records/{record_id:path}/duplicates", response_model=Found,
+                   responses=FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
+def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
+                      threshold: float | None = Query(None, ge=0, le=1),
+                      against: str = Query("", description=AGAINST_HELP)):
+    """The near duplicates of an indexed record, best first."""
+    _checked_sources(against)
+    reader = service.reader
+    text = _text(reader, record_id)
+    matches = reader.query(text, exclude=record_id, source=against, threshold=threshold, limit=limit)
+    return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
+
+
+@record_routes.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
+                      responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
+def delete_record(service: Shared, record_id: str):
+    """Delete a record and commit."""
+    writer = NearDuplicates(service.nd.solr)
+    present = writer.delete([record_id])
+    service.reader = writer
+    if not present:
+        raise ServiceError(404, f"no record with id {record_id!r} in {service.nd.solr.url}")
+    return {"deleted": present}
+
+
+@record_routes.get("/health", response_model=Health, responses={503: FAILURES[503], 502: FAILURES[502]})
+async def health(service: Shared):
+    """Whether Solr answers, how many records the index holds and how it
+    was built. Answers within a second, whatever else the service is
+    doing: 503 when Solr has not answered by then."""
+    with anyio.move_on_after(HEALTH_WAIT):
+        return await anyio.to_thread.run_sync(_solr_health, service.nd, limiter=service.health_threads,
+                                              abandon_on_cancel=True)
+    raise SolrUnavailable(f"Solr at {service.nd.solr.url} did not answer within {HEALTH_WAIT:g} s",
+                          hint="it is down or too busy to answer; /health says so until it answers again")
+
+
+def _solr_health(nd: NearDuplicates) -> dict[str, Any]:
+    """/health's answer: four Solr requests (ping, count, user properties, settings)."""
+    nd.solr.ping()
+    count = nd.solr.count()
+    stored = nd.solr.user_properties()
+    settings = nd.settings if BUILT_PROPERTY in stored else None
+    return {"solr": "ok", "url": nd.solr.url, "records": count, "built": settings is not None,
+            "settings": None if settings is None else asdict(settings), "version": __version__}
 
 
 async def _capped_body(request: Request, limit: int, hint: str) -> bytes:
@@ -631,33 +696,37 @@ async def _capped_body(request: Request, limit: int, hint: str) -> bytes:
     return b"".join(chunks)
 
 
-def _label_routes(app: FastAPI, labels: LabelStore | None, authorized: Callable[..., None]) -> None:
-    """The labels over the API: POST /labels, GET /labels, GET /labels/gold."""
-    no_labels = {409: {"model": Failure, "description": "the service keeps no labels"}}
+# The labels over the API: POST /labels, GET /labels, GET /labels/gold.
+label_routes = APIRouter()
+NO_LABELS = {409: {"model": Failure, "description": "the service keeps no labels"}}
 
-    @app.post("/labels", response_model=Label, dependencies=[Depends(authorized)],
-              openapi_extra={"requestBody": LABEL_BODY},
-              responses=WRITE_FAILURES | no_labels | {413: {"model": Failure, "description": "the body is too large"},
-                                                      415: {"model": Failure, "description": "the body is not JSON"}})
-    async def post_label(request: Request):
-        """Label a pair of records same or different; labeling a pair again
-        replaces its label. The label is in the labels file, synced to the
-        disk, before this answers. Ids follow the id rule; they are not looked up."""
-        _json_only(request, "a label")
-        a, b, label = _label_of(await _capped_body(request, MAX_LABEL_BODY, f"send {LABEL_HINT}"))
-        first, second, label = await run_in_threadpool(_label_store(labels).add, a, b, label)
-        return {"a": first, "b": second, "label": label}
 
-    @app.get("/labels", response_model=list[Label], responses=no_labels)
-    def get_labels():
-        """Every labeled pair's latest label, smaller id first, in id order."""
-        return [{"a": a, "b": b, "label": label} for a, b, label in label_rows(_label_store(labels).labels())]
+@label_routes.post("/labels", response_model=Label, dependencies=[Depends(authorized)],
+                   openapi_extra={"requestBody": LABEL_BODY},
+                   responses=WRITE_FAILURES | NO_LABELS | {
+                       413: {"model": Failure, "description": "the body is too large"},
+                       415: {"model": Failure, "description": "the body is not JSON"}})
+async def post_label(request: Request, service: Shared):
+    """Label a pair of records same or different; labeling a pair again
+    replaces its label. The label is in the labels file, synced to the
+    disk, before this answers. Ids follow the id rule; they are not looked up."""
+    _json_only(request, "a label")
+    a, b, label = _label_of(await _capped_body(request, MAX_LABEL_BODY, f"send {LABEL_HINT}"))
+    first, second, label = await run_in_threadpool(service.label_store().add, a, b, label)
+    return {"a": first, "b": second, "label": label}
 
-    @app.get("/labels/gold", response_class=PlainTextResponse, responses=no_labels)
-    def gold_pairs():
-        """The pairs labeled same as a gold-pairs file, `id_a<TAB>id_b` a line
-        in id order: what `neardup evaluate --gold` reads."""
-        return PlainTextResponse(gold_text(_label_store(labels).labels()))
+
+@label_routes.get("/labels", response_model=list[Label], responses=NO_LABELS)
+def get_labels(service: Shared):
+    """Every labeled pair's latest label, smaller id first, in id order."""
+    return [{"a": a, "b": b, "label": label} for a, b, label in label_rows(service.label_store().labels())]
+
+
+@label_routes.get("/labels/gold", response_class=PlainTextResponse, responses=NO_LABELS)
+def gold_pairs(service: Shared):
+    """The pairs labeled same as a gold-pairs file, `id_a<TAB>id_b` a line
+    in id order: what `neardup evaluate --gold` reads."""
+    return PlainTextResponse(gold_text(service.label_store().labels()))
 
 
 def _html(page: str, status: int = 200) -> HTMLResponse:
@@ -694,71 +763,68 @@ def _check_origin(request: Request, hosts: frozenset[str]) -> None:
                            hint="use the service's own review page")
 
 
-def _review_routes(app: FastAPI, reader: Callable[[], NearDuplicates], *, token: str | None,
-                   labels: LabelStore | None, pairs: PairClusters | None, hosts: frozenset[str]) -> None:
-    """The review page (GET /), then its forms; ``reader`` gives the
-    :class:`NearDuplicates` reads use."""
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def review(request: Request, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
-        """The review page for the state its address holds; what cannot be
-        shown (Solr down, no such record) is said on it."""
-        state = State.of(request.query_params)
-        shown: dict[str, Any] = {}
-        failures: list[Exception] = []
-        nd = reader()
-        parts = [lambda: _looked_up(nd, state, limit)]
-        if pairs is not None:
-            parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
-        for part in parts:
-            try:
-                shown.update(part())
-            except (ServiceError, NeardupError) as err:
-                failures.append(err)
-        if failures:
-            shown.update(error=failures[0].message, hint=failures[0].hint)
-        writable = _signed_in(request, token)
-        labeling = None if labels is None else Labeling(labels.labels(), writable=writable, sign_in=not writable)
-        return _html(render_review(state, labeling=labeling, **shown), _error_status(failures[0]) if failures else 200)
-
-    _form_routes(app, token=token, labels=labels, hosts=hosts)
+# The review page (GET /), then its forms: a label (POST /labels/form) and
+# the token (POST /sign-in), each answered by a redirect back to the page.
+page_routes = APIRouter()
 
 
-def _form_routes(app: FastAPI, *, token: str | None, labels: LabelStore | None, hosts: frozenset[str]) -> None:
-    """The review page's forms: a label (POST /labels/form) and the token
-    (POST /sign-in), each answered by a redirect back to the page."""
-
-    @app.post(LABEL_ACTION, include_in_schema=False)
-    async def label_form(request: Request):
-        """A label from the page's buttons; back to where it was given."""
-        fields: dict[str, str] = {}
+@page_routes.get("/", response_class=HTMLResponse, include_in_schema=False)
+def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
+    """The review page for the state its address holds; what cannot be
+    shown (Solr down, no such record) is said on it."""
+    state = State.of(request.query_params)
+    shown: dict[str, Any] = {}
+    failures: list[Exception] = []
+    nd, pairs = service.reader, service.pairs
+    parts = [lambda: _looked_up(nd, state, limit)]
+    if pairs is not None:
+        parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
+    for part in parts:
         try:
-            fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
-            _check_origin(request, hosts)
-            if not _signed_in(request, token):
-                raise ServiceError(401, "labels on the page need the service's token", hint="sign in on the page")
-            store = _label_store(labels)
-            await run_in_threadpool(store.add, fields.get("a", ""), fields.get("b", ""), fields.get("label", ""))
+            shown.update(part())
         except (ServiceError, NeardupError) as err:
-            return _form_failure(State.of(fields), err)
-        anchor = fields.get("anchor", "")
-        return RedirectResponse(State.of(fields).url(anchor if ANCHOR.fullmatch(anchor) else ""), status_code=303)
+            failures.append(err)
+    if failures:
+        shown.update(error=failures[0].message, hint=failures[0].hint)
+    writable = _signed_in(request, service.token)
+    labeling = None if service.labels is None else Labeling(service.labels.labels(), writable=writable,
+                                                             sign_in=not writable)
+    return _html(render_review(state, labeling=labeling, **shown), _error_status(failures[0]) if failures else 200)
 
-    @app.post(SIGN_IN_ACTION, include_in_schema=False)
-    async def sign_in(request: Request):
-        """The token from the page's sign-in form: a cookie that opens its forms."""
-        fields: dict[str, str] = {}
-        try:
-            fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
-            _check_origin(request, hosts)
-            if token is not None and not _same_secret(fields.get("token", ""), token):
-                raise ServiceError(401, "that is not the service's token", hint="give the token it was started with")
-        except (ServiceError, NeardupError) as err:
-            return _form_failure(State.of(fields), err)
-        answer = RedirectResponse(State.of(fields).url(), status_code=303)
-        if token is not None:
-            answer.set_cookie(PAGE_COOKIE, page_key(token), httponly=True, samesite="strict", path="/")
-        return answer
+
+@page_routes.post(LABEL_ACTION, include_in_schema=False)
+async def label_form(request: Request, service: Shared):
+    """A label from the page's buttons; back to where it was given."""
+    fields: dict[str, str] = {}
+    try:
+        fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
+        _check_origin(request, service.hosts)
+        if not _signed_in(request, service.token):
+            raise ServiceError(401, "labels on the page need the service's token", hint="sign in on the page")
+        store = service.label_store()
+        await run_in_threadpool(store.add, fields.get("a", ""), fields.get("b", ""), fields.get("label", ""))
+    except (ServiceError, NeardupError) as err:
+        return _form_failure(State.of(fields), err)
+    anchor = fields.get("anchor", "")
+    return RedirectResponse(State.of(fields).url(anchor if ANCHOR.fullmatch(anchor) else ""), status_code=303)
+
+
+@page_routes.post(SIGN_IN_ACTION, include_in_schema=False)
+async def sign_in(request: Request, service: Shared):
+    """The token from the page's sign-in form: a cookie that opens its forms."""
+    fields: dict[str, str] = {}
+    token = service.token
+    try:
+        fields = _form_fields(request, await _capped_body(request, MAX_FORM_BODY, "reload the page"))
+        _check_origin(request, service.hosts)
+        if token is not None and not _same_secret(fields.get("token", ""), token):
+            raise ServiceError(401, "that is not the service's token", hint="give the token it was started with")
+    except (ServiceError, NeardupError) as err:
+        return _form_failure(State.of(fields), err)
+    answer = RedirectResponse(State.of(fields).url(), status_code=303)
+    if token is not None:
+        answer.set_cookie(PAGE_COOKIE, page_key(token), httponly=True, samesite="strict", path="/")
+    return answer
 
 
 def _form_failure(state: State, err: Exception) -> HTMLResponse:
