@@ -83,6 +83,7 @@ from .labels import LabelStore, gold_text, label_problem, label_rows
 from .record import MAX_LINE_BYTES, Record, checked_source, field_problem, in_source, size_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
+from .state import built_settings
 from .text import is_blank
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -106,8 +107,6 @@ HEALTH_WAIT = 1.0
 # (which may all be waiting on Solr): requests it stopped waiting for hold
 # theirs until Solr answers or times out, and /health then answers 503 at once.
 HEALTH_THREADS = 4
-# A property `index` keeps with the index, and only it: whether the index was ever built.
-BUILT_PROPERTY = "neardup.bands"
 # A label is small; its body has no reason to be larger than this.
 MAX_LABEL_BODY = 64 * 1024
 # A page's form carries the page's state, whose text may be a whole record
@@ -246,6 +245,8 @@ def _match(match: Match) -> dict[str, Any]:
 
 SOURCE_HELP = "the source the records belong to (answered as source/id; default: none)"
 AGAINST_HELP = "only duplicates of this source (default: every record)"
+CUT_HELP = "smallest similarity (default: the match model's cut)"
+OLD_CUT_HELP = "the old name of cut, kept for a release"
 
 
 def _checked_sources(*sources: str) -> None:
@@ -508,12 +509,12 @@ async def authorized(service: Shared, credentials: HTTPAuthorizationCredentials 
 
 
 def ensure_built(service: ServiceState) -> None:
-    """Refuse (409) a write to an index that was never built: one whose
-    Solr user properties lack ``BUILT_PROPERTY``. Costs a Solr request until
+    """Refuse (409) a write to an index that was never built
+    (:func:`neardup_solr.state.built_settings`). Costs a Solr request until
     the index is first found built, nothing after."""
     if service.built.is_set():
         return
-    if BUILT_PROPERTY not in service.nd.solr.user_properties():
+    if built_settings(service.nd.solr) is None:
         raise ServiceError(409, f"the index at {service.nd.solr.url} has never been built",
                            hint="build it first: `neardup index FILE` on this Solr URL")
     service.built.set()
@@ -619,14 +620,14 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
 @record_routes.get("/duplicates", response_model=Found, responses=FAILURES)
 def duplicates(service: Shared, text: str = Query(..., description="any text, indexed or not"),
                limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most matches"),
-               threshold: float | None = Query(None, ge=0, le=1, description="smallest similarity "
-                                               "(default: the match model's cut)"),
-               against: str = Query("", description=AGAINST_HELP)):
+               cut: float | None = Query(None, ge=0, le=1, description=CUT_HELP),
+               against: str = Query("", description=AGAINST_HELP),
+               threshold: float | None = Query(None, ge=0, le=1, deprecated=True, description=OLD_CUT_HELP)):
     """The indexed records most like ``text``, best first."""
     _checked_sources(against)
     if is_blank(text):
         raise InputError("the text has no letters or digits", hint="give some text to look up")
-    matches = service.reader.query(text, source=against, threshold=threshold, limit=limit)
+    matches = service.reader.query(text, source=against, cut=cut, threshold=threshold, limit=limit)
     return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
 
 
@@ -634,13 +635,14 @@ def duplicates(service: Shared, text: str = Query(..., description="any text, in
 @record_routes.get("/records/{record_id:path}/duplicates", response_model=Found,
                    responses=FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
 def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
-                      threshold: float | None = Query(None, ge=0, le=1),
-                      against: str = Query("", description=AGAINST_HELP)):
+                      cut: float | None = Query(None, ge=0, le=1, description=CUT_HELP),
+                      against: str = Query("", description=AGAINST_HELP),
+                      threshold: float | None = Query(None, ge=0, le=1, deprecated=True, description=OLD_CUT_HELP)):
     """The near duplicates of an indexed record, best first."""
     _checked_sources(against)
     reader = service.reader
     text = _text(reader, record_id)
-    matches = reader.query(text, exclude=record_id, source=against, threshold=threshold, limit=limit)
+    matches = reader.query(text, exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
     return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
 
 
@@ -669,11 +671,10 @@ async def health(service: Shared):
 
 
 def _solr_health(nd: NearDuplicates) -> dict[str, Any]:
-    """/health's answer: four Solr requests (ping, count, user properties, settings)."""
+    """/health's answer: three Solr requests (ping, count, user properties)."""
     nd.solr.ping()
     count = nd.solr.count()
-    stored = nd.solr.user_properties()
-    settings = nd.settings if BUILT_PROPERTY in stored else None
+    settings = built_settings(nd.solr)
     return {"solr": "ok", "url": nd.solr.url, "records": count, "built": settings is not None,
             "settings": None if settings is None else asdict(settings), "version": __version__}
 

@@ -91,6 +91,11 @@ def test_duplicates_of_any_text_and_of_an_indexed_record(built, serve):
     assert answer.status_code == 200, answer.text
     assert answer.json()["query"]["text"] == NEAR_COPY
     assert [m["id"] for m in answer.json()["matches"]] == ["1"]
+    similarity = answer.json()["matches"][0]["similarity"]
+    for name in ("cut", "threshold"):  # threshold: the old name, kept for a release
+        for cut, ids in ((similarity - 0.01, ["1"]), (min(similarity + 0.01, 1.0), [])):
+            found = service.get("/duplicates", params={"text": NEAR_COPY, name: cut}).json()["matches"]
+            assert [m["id"] for m in found] == ids, (name, cut)
     assert service.get("/duplicates", params={"text": "nothing like any record at all"}).json()["matches"] == []
     own = service.get("/records/2/duplicates").json()
     assert own["query"] == {"id": "2", "text": RECORDS[1][1]} and own["matches"] == []
