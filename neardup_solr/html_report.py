@@ -32,7 +32,20 @@ MAX_ROWS = 200
 _IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                 ".webp": "image/webp", ".svg": "image/svg+xml"}
 
-_CSS = """
+# How a pair's rows and words are marked, on this page and the review page
+# (``review.py``): the reference record's row, a missing text, the words
+# one text adds (ins), changes (mark) and drops (del).
+PAIR_CSS = """
+tr.reference td { background: #f4f6fb; }
+.missing { color: #888; font-style: italic; }
+ins, mark, del { border-radius: 3px; padding: 0 .15em; }
+ins { background: #c8f0c8; text-decoration: none; }
+mark { background: #ffe28a; }
+del { background: #fbd3d3; color: #8a1f1f; }
+.small { font-size: .85em; color: #555; }
+"""
+
+_CSS = PAIR_CSS + """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        color: #1d1d1f; background: #fafafa; margin: 0 auto; padding: 1.5em 2em; max-width: 72em; }
 h1 { font-size: 1.6em; margin: 0 0 .6em; }
@@ -56,13 +69,6 @@ td.num { font-variant-numeric: tabular-nums; width: 1%; white-space: nowrap; }
 td.text { overflow-wrap: anywhere; }
 table.pairs { width: auto; font-size: .9em; }
 table.pairs td { width: auto; }
-tr.reference td { background: #f4f6fb; }
-.missing { color: #888; font-style: italic; }
-ins, mark, del { border-radius: 3px; padding: 0 .15em; }
-ins { background: #c8f0c8; text-decoration: none; }
-mark { background: #ffe28a; }
-del { background: #fbd3d3; color: #8a1f1f; }
-.small { font-size: .85em; color: #555; }
 """
 
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"

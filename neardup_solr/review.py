@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 from .clusters import Cluster, certainty_of, cluster_pairs, least_certain_first, pairs_by_cluster
 from .files import reading
-from .html_report import diff_words, esc
+from .html_report import PAIR_CSS, diff_words, esc
 from .labels import DIFFERENT, SAME
 from .pairs import Pair, read_pairs
 from .search import Match
@@ -44,7 +44,7 @@ MAX_ROWS = 50
 LABEL_ACTION = "/labels/form"
 SIGN_IN_ACTION = "/sign-in"
 
-_CSS = """
+_CSS = PAIR_CSS + """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
 form.search { display: flex; gap: .5em; margin: 1em 0; }
 form.search input[type=search] { flex: 1; font: inherit; padding: .4em .6em; }
@@ -57,20 +57,13 @@ table { border-collapse: collapse; width: 100%; margin: 0 0 .6em; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd; vertical-align: top; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.id { white-space: nowrap; font-family: ui-monospace, monospace; }
-tr.reference td { background: #f4f6fb; }
 td.label { white-space: nowrap; font-weight: 600; }
 td.label.same { color: #1b6b1b; }
 td.label.different { color: #8a1f1f; }
 td.label.none { color: #888; font-weight: normal; }
 section.cluster { border: 1px solid #ddd; border-radius: 6px; padding: .6em 1em; margin: 0 0 1em; }
 h3 { font-size: 1.05em; margin: .2em 0 .5em; }
-ins, mark, del { border-radius: 3px; padding: 0 .15em; }
-ins { background: #c8f0c8; text-decoration: none; }
-mark { background: #ffe28a; }
-del { background: #fbd3d3; color: #8a1f1f; }
 .error { color: #8a1f1f; }
-.small { font-size: .85em; color: #555; }
-.missing { color: #888; font-style: italic; }
 """
 
 

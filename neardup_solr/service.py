@@ -118,6 +118,7 @@ PAGE_KEY_PURPOSE = b"neardup review page forms"
 # Where a label's redirect may return on the page: an element id the page gives a row.
 ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:/~-]{1,300}")
 LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
+RECORDS_HINT = '{"id": ..., "text": ...} or a list of them'
 
 class ServiceError(Exception):
     """An answer other than 200, with the one line and hint it carries."""
@@ -263,6 +264,20 @@ def _failure(status: int, message: str, hint: str | None = None) -> JSONResponse
                         headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)
 
 
+def _json_of(body: bytes, shape: str) -> Any:
+    """A request body's JSON; ``shape`` says in the hint what to send.
+
+    Raises:
+        InputError: the body is not UTF-8, or not JSON.
+    """
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise InputError("the body is not UTF-8", hint="send JSON in UTF-8") from None
+    except ValueError as err:
+        raise InputError(f"the body is not JSON: {err}", hint=f"send {shape}") from None
+
+
 def _records_of(body: bytes) -> list[Record]:
     """The records of a request body: a JSON object or a list of them, each
     checked by the rules a records file's are, with the command line's
@@ -274,16 +289,10 @@ def _records_of(body: bytes) -> list[Record]:
     Raises:
         InputError: the body is not JSON, holds no record, or a record is bad.
     """
-    try:
-        data = json.loads(body)
-    except UnicodeDecodeError:
-        raise InputError("the body is not UTF-8", hint="send JSON in UTF-8") from None
-    except ValueError as err:
-        raise InputError(f"the body is not JSON: {err}",
-                         hint='send {"id": ..., "text": ...} or a list of them') from None
+    data = _json_of(body, RECORDS_HINT)
     items = data if isinstance(data, list) else [data]
     if not items:
-        raise InputError("the body holds no records", hint='send {"id": ..., "text": ...} or a list of them')
+        raise InputError("the body holds no records", hint=f"send {RECORDS_HINT}")
     records = []
     for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
@@ -319,12 +328,7 @@ def _label_of(body: bytes) -> tuple[str, str, str]:
     Raises:
         InputError: the body is not JSON, not one such object, or breaks the rules of a label.
     """
-    try:
-        data = json.loads(body)
-    except UnicodeDecodeError:
-        raise InputError("the body is not UTF-8", hint="send JSON in UTF-8") from None
-    except ValueError as err:
-        raise InputError(f"the body is not JSON: {err}", hint=f"send {LABEL_HINT}") from None
+    data = _json_of(body, LABEL_HINT)
     if not isinstance(data, dict):
         raise InputError(f"a label is a JSON object with a, b and label, not {data!r:.60}", hint=f"send {LABEL_HINT}")
     if missing := [name for name in ("a", "b", "label") if name not in data]:
