@@ -199,3 +199,36 @@ def test_an_interrupted_report_exits_130_and_leaves_no_file(core, tmp_path, mode
     assert run.returncode == 130
     assert stderr.strip().splitlines()[-1] == "neardup: interrupted" and "Traceback" not in stderr
     assert not out.exists() and list(tmp_path.glob(".pairs.tsv*")) == []
+
+
+class _Loading:
+    """A compiled function on its first call (no overloads yet), during which
+    Ctrl-C arrives, as it may while numba loads the function from its cache
+    through LLVM's callbacks (where a KeyboardInterrupt is lost)."""
+
+    overloads: dict = {}
+
+    def __init__(self):
+        self.finished = False
+
+    def py_func(self):  # pragma: no cover - the plain twin is not what is tested
+        raise AssertionError("the compiled function was asked for")
+
+    def __call__(self, value):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # bytecode, where Python would raise a KeyboardInterrupt at once
+            pass
+        self.finished = True
+        return value * 2
+
+
+def test_ctrl_c_while_a_compiled_function_loads_is_raised_once_it_has_loaded():
+    from neardup_solr.compiled import chosen
+
+    loading = _Loading()
+    with pytest.raises(KeyboardInterrupt):
+        chosen(loading)(21)
+    assert loading.finished  # the interrupt waited for the load, and was not lost
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    loading.overloads = {"(int64,)": object()}  # loaded: called as it is, nothing held
+    assert chosen(loading) is loading
