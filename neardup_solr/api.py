@@ -147,7 +147,7 @@ class NearDuplicates:
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
-              chosen: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
+              on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
         collection on SolrCloud) that takes the old one's place at the same
@@ -180,7 +180,7 @@ class NearDuplicates:
                 smaller, only the default mode).
             batch_size: records per update request.
             progress: told of the step "indexing" (one unit a record).
-            chosen: told of the banding chosen from the sample, before
+            on_banding: told of the banding chosen from the sample, before
                 any record is indexed.
             signatures: the old name of ``minhash_values``, kept for a release.
 
@@ -213,8 +213,8 @@ class NearDuplicates:
             if reader is None:
                 records = list(records)
             choice = choose_banding(reader or records, lsh_shingles)
-            if chosen is not None:
-                chosen(choice)
+            if on_banding is not None:
+                on_banding(choice)
             bands, band_rows = choice.banding.bands, choice.banding.band_rows
         settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,

@@ -58,7 +58,7 @@ def test_the_command_line_the_api_and_tune_choose_one_banding_for_the_same_recor
     records = [tuple(line.split(" ", 1)) for line in restaurant_records.read_text(encoding="utf-8").splitlines()]
     told = []
     nd = NearDuplicates(core)
-    assert nd.index(records, chosen=told.append) == 864
+    assert nd.index(records, on_banding=told.append) == 864
     assert IndexSettings.load(core) == from_cli
     assert [c.banding for c in told] == [from_cli.banding] == [nd.banding(records).banding]
     assert told[0].sampled == told[0].records == 864

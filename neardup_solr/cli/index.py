@@ -127,7 +127,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         else:
             count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, minhash_values=minhash_values,
                              lsh_shingles=lsh_shingles, reference=not lean, batch_size=batch_size,
-                             progress=bar_progress(bar), chosen=_say_chosen)
+                             progress=bar_progress(bar), on_banding=_say_banding)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))
     if append and not no_pairs:
@@ -142,7 +142,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         sys.exit(EXIT_SKIPPED_LINES)
 
 
-def _say_chosen(choice: Choice) -> None:
+def _say_banding(choice: Choice) -> None:
     banding = choice.banding
     say(f"bands: {banding.bands} x {banding.band_rows}, chosen from {choice.sampled} of ~{choice.records} records: "
         f"~{choice.expected:.1f} candidates per record by chance; pairs of similarity "
