@@ -21,9 +21,11 @@ from .errors import NeardupError
 ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 # A source (the file or table a record came from, when two are linked): a
-# name like an id, shorter. The empty source is no source at all.
-SOURCE_RULE = "1-64 characters of A-Z a-z 0-9 . _ : -"
-_SOURCE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+# name like an id, shorter. The empty source is no source at all. It starts
+# with a letter or digit, as an id does: a key "../5" or "./5" would be
+# rewritten by a URL's normalisation, and "-" read as an option.
+SOURCE_RULE = "1-64 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
+_SOURCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Between a record's source and its id in the key Solr holds: the id rule
 # and the source rule both leave it out, so a key splits one way only.
 KEY_SEPARATOR = "/"

@@ -17,7 +17,7 @@ from neardup_solr.datasets import FODORS_PHONE, ZAGATS_PHONE, guide_texts
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.labels import read_labels
 from neardup_solr.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
-from neardup_solr.record import id_key, id_order, keyed, source_of, source_problem, split_key
+from neardup_solr.record import id_key, id_order, key_problem, keyed, source_of, source_problem, split_key
 
 OURS = [
     ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),
@@ -38,6 +38,28 @@ def test_a_key_is_the_source_and_the_id_and_splits_back():
     assert source_problem("") == "" and source_problem("fodors.v2:x_y-z") == ""
     for bad in ("a/b", "a b", "x" * 65, "é"):
         assert "breaks the source rule" in source_problem(bad)
+
+
+def test_a_source_starts_with_a_letter_or_digit_so_no_key_is_a_path_step():
+    # "../5" or "./5" would be rewritten by a URL's normalisation (GET /records/../5/duplicates), "-" reads as an
+    # option and ":" alone names nothing; as ids, a source starts with a letter or digit.
+    for bad in ("..", ".", "-", ":", "_", ".hidden", "-x", ":a", "_a"):
+        assert "breaks the source rule" in source_problem(bad), bad
+        assert "starting with a letter or digit" in source_problem(bad)
+    for good in ("a", "9", "a.", "fodors.v2:x_y-z", "x" * 64):
+        assert source_problem(good) == "", good
+    assert key_problem("../5") and key_problem("-/5") and not key_problem("a./5")
+
+
+def test_the_command_line_refuses_an_empty_source_and_a_path_step(core, tmp_path):
+    records = write_records(tmp_path / "r.txt", [f"{i} {t}" for i, t in OURS])
+    for source in ("", "..", "-", ":"):
+        for args in (["index", str(records)], ["index", "--append", str(records)], ["query", "Arts Deli"]):
+            done = run_cli(*args, "--source", source, "--solr-url", core.url)
+            assert done.returncode == 2, (source, args, done.stderr)
+            assert done.stderr.count("\n") == 1 and "--source" in done.stderr and "Traceback" not in done.stderr
+            assert ("needs a name" if source == "" else "breaks the source rule") in done.stderr, done.stderr
+    assert core.count() == 0
 
 
 def test_keys_sort_by_source_then_by_the_ids_own_order():
@@ -304,6 +326,8 @@ def test_the_service_adds_records_of_a_source_and_checks_against_one(core, serve
     assert [m["id"] for m in service.get("/duplicates", params=text | {"against": "theirs"}).json()["matches"]][:1] \
         == ["theirs/1"]
     bad = service.get("/duplicates", params=text | {"against": "the irs"})
+    assert bad.status_code == 400 and "breaks the source rule" in bad.json()["error"]
+    bad = service.post("/records", params={"source": ".."}, json={"id": "5", "text": THEIRS[2][1]})
     assert bad.status_code == 400 and "breaks the source rule" in bad.json()["error"]
     assert service.delete("/records/theirs/2").json() == {"deleted": ["theirs/2"]}
     assert core.count() == 5

@@ -54,8 +54,15 @@ def renamed_option(name: str, old: str, **option):
     return decorate
 
 
-def source_value(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    """A --source value, checked by the source rule (a usage error, exit 2)."""
+def source_value(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str:
+    """A --source value, checked by the source rule (a usage error, exit 2);
+    ``""`` when the option is not given. Given, it names a source: an empty
+    name would be taken for none."""
+    if value is None:
+        return ""
+    if not value:
+        raise click.BadParameter("a source needs a name (leave --source out for records without one)",
+                                 param_hint="--source")
     try:
         return checked_source(value)
     except NeardupError as err:

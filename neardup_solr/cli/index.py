@@ -30,9 +30,10 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")
-@click.option("--source", default="", callback=source_value, metavar="NAME",
-              help="The source the records belong to (1-64 of A-Z a-z 0-9 . _ : -): ids need only be unique "
-              "within a source, pair files name it, and `report --link` links the sources. [default: none]")
+@click.option("--source", callback=source_value, metavar="NAME",
+              help="The source the records belong to (1-64 of A-Z a-z 0-9 . _ : -, starting with a letter or "
+              "digit): ids need only be unique within a source, pair files name it, and `report --link` links the "
+              "sources. [default: none]")
 @click.option("--pairs", "pairs_out", type=OUTPUT_PATH, callback=checked_output(),
               help="With --append: write the new records' pairs here instead of to stdout (TSV, or CSV or JSON "
               "Lines by the name; `-` is stdout).")

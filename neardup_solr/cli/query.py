@@ -23,7 +23,7 @@ from .common import output_options, renamed_option, say, solr_connection, source
                 help="Smallest similarity shown [default: the cut of the model the last report fitted, "
                 f"else {FALLBACK_CUT}].")
 @click.option("--limit", type=click.IntRange(1), default=10, show_default=True, help="Most matches shown.")
-@click.option("--source", default="", callback=source_value, metavar="NAME",
+@click.option("--source", callback=source_value, metavar="NAME",
               help="Only matches of this source (`index --source`). [default: every record]")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the query and its matches.")
 @output_options(texts=False, files=False)
