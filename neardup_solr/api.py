@@ -33,7 +33,7 @@ from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
-from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
+from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem, source_of
 from .records import RecordReader
 from .reference import reference_pairs
 from .sampling import choose_banding
@@ -232,18 +232,42 @@ class NearDuplicates:
         pairs come from :meth:`pairs_of`.
 
         Returns:
-            How many were added. Costs one update request per batch and a
+            How many were added. Costs a request to see which kind of
+            records the index holds, one update request per batch and a
             commit, after the wait :meth:`index` makes for a replaying
             Solr; memory holds four batches.
 
         Raises:
-            InputError, MissingField, MissingExtra, NeardupError, SolrUnavailable,
+            InputError: as :meth:`index`; also records of a source added to an
+                index of records without one, or the other way round.
+            MissingField, MissingExtra, NeardupError, SolrUnavailable,
             SolrFailure: as :meth:`index`.
         """
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
+        self._check_unmixed(source)
         self._changed()
         return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
+
+    def _check_unmixed(self, source: str) -> None:
+        """Refuse records of ``source`` for an index of records without a
+        source, and records without one for an index of sources: mixed,
+        pairs would name an empty source beside real ones and gold pairs
+        would match none of them. An index holds one kind or the other, so
+        one record of it tells which. One request.
+
+        Raises:
+            InputError: the index holds the other kind.
+        """
+        docs = self.solr.search("*:*", fl=ID, rows=1).docs
+        if not docs or bool(source_of(docs[0][ID])) == bool(source):
+            return
+        if source:
+            raise InputError(f"the index at {self.solr.url} holds records without a source; records of source "
+                             f"{source!r} would be mixed with them",
+                             hint="index the records there with a source of their own first, or add these without one")
+        raise InputError(f"the index at {self.solr.url} holds records of sources; records without one would be mixed "
+                         "with them", hint="give these records a source too")
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
                  progress: Progress | None = None, threshold: float | None = None) -> Pairs:

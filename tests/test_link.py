@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli, write_records
-from neardup_solr import NearDuplicates, NeardupError
+from neardup_solr import InputError, NearDuplicates, NeardupError
 from neardup_solr.datasets import FODORS_PHONE, ZAGATS_PHONE, guide_texts
 from neardup_solr.evaluate import read_gold, score
 from neardup_solr.labels import read_labels
@@ -252,6 +252,30 @@ def test_appending_a_source_without_its_pairs_adds_it_and_writes_nothing(core, t
         done = run_cli("index", *args, str(theirs), "--source", "other", "--solr-url", core.url)
         assert done.returncode == 2 and "--no-pairs" in done.stderr and done.stderr.count("\n") == 1
     assert core.count() == len(OURS) + len(THEIRS) and not (tmp_path / "p.tsv").exists()
+
+
+def test_records_of_a_source_are_not_mixed_into_an_index_of_records_without_one(core, tmp_path, serve):
+    # Mixed, a pair file's source_a is empty for the records without one and `evaluate --gold` finds no true pair.
+    ours = write_records(tmp_path / "ours.txt", [f"{i} {t}" for i, t in OURS])
+    theirs = write_records(tmp_path / "theirs.txt", [f"{i} {t}" for i, t in THEIRS])
+    assert run_cli("index", str(ours), "--solr-url", core.url, "--quiet").returncode == 0
+    done = run_cli("index", "--append", str(theirs), "--source", "theirs", "--solr-url", core.url, "--quiet")
+    assert done.returncode == 4 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "holds records without a source" in done.stderr and "hint:" in done.stderr
+    nd = NearDuplicates(core)
+    with pytest.raises(InputError, match="holds records without a source"):
+        nd.add(THEIRS, source="theirs")
+    answer = serve("--solr-url", core.url).post("/records", params={"source": "theirs"},
+                                                json={"id": "1", "text": THEIRS[0][1]})
+    assert answer.status_code == 400 and "holds records without a source" in answer.json()["error"]
+    assert sorted(core.texts([str(i) for i in range(10)] + [f"theirs/{i}" for i, _ in THEIRS])) == ["1", "2", "3", "4"]
+    # The other way round too; records of another source, or of none onto none, are added.
+    nd.index(OURS, source="ours", bands=42, band_rows=3)
+    with pytest.raises(InputError, match="holds records of sources"):
+        nd.add(THEIRS)
+    assert nd.add(THEIRS, source="theirs") == 3 and core.count() == 7
+    nd.index(OURS, bands=42, band_rows=3)
+    assert nd.add(THEIRS[2:]) == 1 and core.count() == 5
 
 
 def _two_guides(restaurants_dir, folder):
