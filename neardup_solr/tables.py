@@ -33,6 +33,7 @@ naming the extra that installs it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -42,7 +43,7 @@ from .errors import InputError, NeardupError
 from .extras import require
 from .files import atomic_output
 from .outputs import Table, pair_table, rounded
-from .record import MAX_LINE_BYTES, Record, record_problem
+from .record import MAX_LINE_BYTES, Record, field_problem, record_problem
 from .records import _Entry, table_entry, table_layout
 from .sources import Layout, RecordFile, cannot_read
 
@@ -86,13 +87,35 @@ def _textual(kind: Any) -> bool:
 
 
 def _texts(column: Any) -> list[str | None]:
-    """A column's values as text (``None`` for a null), by pyarrow's cast."""
+    """A column's values as text (``None`` for a null), by pyarrow's cast.
+
+    A string column may hold bytes that are not UTF-8 (Arrow does not
+    check what a writer gives it): its values are then decoded one by one,
+    the bad ones with ``surrogateescape``, which
+    :func:`~neardup_solr.record.field_problem` names as not UTF-8, so the row
+    is skipped and its neighbours kept."""
     pa = require("pyarrow", "reading tables")
-    if pa.types.is_dictionary(column.type):
+    types = pa.types
+    if types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+    if not (types.is_string(column.type) or types.is_large_string(column.type)
+            or getattr(types, "is_string_view", bool)(column.type)):
         column = column.cast(pa.string())
-    return column.to_pylist()
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        raw = pa.large_binary() if types.is_large_string(column.type) else (
+            pa.binary_view() if getattr(types, "is_string_view", bool)(column.type) else pa.binary())
+        return [None if value is None else value.decode("utf-8", "surrogateescape")
+                for value in column.cast(raw).to_pylist()]
+
+
+def _not_whole(column: Any, texts: list[str | None]) -> dict[int, str]:
+    """The positions of a float column's values that are no whole number
+    (2.5, NaN, infinity), each with its text: no id, which is a string or a
+    whole number."""
+    return {at: texts[at] or "" for at, value in enumerate(column.to_pylist())
+            if value is not None and not (math.isfinite(value) and float(value).is_integer())}
 
 
 class _Columns:
@@ -109,15 +132,24 @@ class _Columns:
                                  "dates or booleans")
         self.names = [names[i] for i in (id_at, *text_at)]
         self.text_at = list(range(1, len(self.names)))
+        self.float_id = require("pyarrow", "reading tables").types.is_floating(kinds[id_at])
 
-    def entries(self, batches: Iterable[Any], limit: int, first_row: int = 1) -> Iterator[_Entry]:
+    def entries(self, batches: Iterable[tuple[Any, dict[int, str]]], limit: int,
+                first_row: int = 1) -> Iterator[_Entry]:
         """Each row of ``batches`` (Arrow record batches of :attr:`names`,
-        in order) as an entry, numbered from ``first_row``."""
+        in order, each with the reasons some of its rows, by position, are
+        no record) as an entry, numbered from ``first_row``."""
         row = first_row - 1
-        for batch in batches:
+        for batch, problems in batches:
             values = [_texts(batch.column(i)) for i in range(len(self.names))]
-            for cells in zip(*values):
+            if self.float_id:
+                problems = {at: f"id {text} in column {self.names[0]!r} is no whole number"
+                            for at, text in _not_whole(batch.column(0), values[0]).items()} | problems
+            for at, cells in enumerate(zip(*values)):
                 row += 1
+                if at in problems:
+                    yield _Entry(row, row, reason=problems[at])
+                    continue
                 cells = ["" if v is None else v for v in cells]
                 if sum(map(len, cells)) > limit:
                     yield _Entry(row, row, reason=f"row longer than {limit} characters")
@@ -144,11 +176,12 @@ class ParquetRows:
         try:
             with open(source.path, "rb"):  # a missing or unreadable file, in the words the other formats use
                 pass
-            self.file = pq.ParquetFile(source.path)
-        except OSError as err:
-            raise cannot_read(source.name, err) from None
-        except pa.ArrowException as err:
-            raise InputError(f"{source.name}: not a Parquet file ({err})",
+            # Pages written with checksums are checked against them: a damaged one is found, not read as data.
+            self.file = pq.ParquetFile(source.path, page_checksum_verification=True)
+        except (OSError, pa.ArrowException) as err:
+            if _system_error(err):
+                raise cannot_read(source.name, err) from None
+            raise InputError(f"{source.name}: not a Parquet file ({_one_line(err)})",
                              hint="give a Parquet file, or name the format the file is in") from None
         schema = self.file.schema_arrow
         self.columns = _Columns(schema.names, schema.types, source)
@@ -160,17 +193,28 @@ class ParquetRows:
         return round(self.size * self.rows_read / self.total) if self.total else 0
 
     def entries(self) -> Iterator[_Entry]:
+        """The rows, a row group at a time: data damaged in one (a page
+        that does not decode or fails its checksum) makes one entry of the
+        rest of that group's rows, and the next group is read; a failing
+        disk ends the reading."""
         pa = require("pyarrow", "reading Parquet", "parquet")
-        batches = self.file.iter_batches(batch_size=BATCH_ROWS, columns=self.columns.names, use_threads=False)
-        try:
-            for entry in self.columns.entries(batches, self.limit):
-                self.rows_read = entry.row
-                yield entry
-        except pa.ArrowException as err:
-            if isinstance(err, OSError):
-                raise cannot_read(self.source.name, err) from None
-            raise InputError(f"{self.source.name}: the Parquet data is damaged ({err})",
-                             hint="write the file again") from None
+        first = 1
+        for group in range(self.file.num_row_groups):
+            last = first + self.file.metadata.row_group(group).num_rows - 1
+            batches = self.file.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=self.columns.names,
+                                             use_threads=False)
+            row = first
+            try:
+                for entry in self.columns.entries(((batch, {}) for batch in batches), self.limit, first):
+                    self.rows_read, row = entry.row, entry.row + 1
+                    yield entry
+            except (OSError, pa.ArrowException) as err:  # pyarrow's errors about the data are OSErrors too
+                if _system_error(err):
+                    raise cannot_read(self.source.name, err) from None
+                self.rows_read = last
+                yield _Entry(row, row, reason=f"the Parquet data is damaged ({_one_line(err)}): rows {row}-{last} "
+                             f"(row group {group + 1}) skipped")
+            first = last + 1
 
     def close(self) -> None:
         self.file.close()
@@ -182,15 +226,33 @@ class ParquetRows:
         self.close()
 
 
-def _batches(table: Any, library: str, columns: Sequence[str]) -> Iterator[Any]:
+def _system_error(err: BaseException) -> bool:
+    """Whether pyarrow's error is the system's (a disk error, a missing
+    file: it has an errno) rather than its own about the data (an OSError
+    without one, "Corrupt snappy compressed data" say)."""
+    return isinstance(err, OSError) and err.errno is not None
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())[:200]
+
+
+def _batches(table: Any, library: str, columns: Sequence[str]) -> Iterator[tuple[Any, dict[int, str]]]:
     """``table``'s ``columns`` as Arrow record batches of :data:`BATCH_ROWS`
-    rows: a pandas frame a slice at a time; a polars frame whole (its
-    columns are Arrow's already, so this copies little)."""
+    rows, each with the reasons some of its rows are no record: a pandas
+    frame a slice at a time (a slice holding text Arrow cannot take, a lone
+    surrogate, has those cells emptied and their rows named); a polars
+    frame whole (its columns are Arrow's already, so this copies little)."""
     pa = _arrow_for(library)
     if library == "pandas":
         frame = table[list(columns)]
         for start in range(0, len(frame), BATCH_ROWS):
-            yield pa.RecordBatch.from_pandas(frame.iloc[start:start + BATCH_ROWS], preserve_index=False)
+            part = frame.iloc[start:start + BATCH_ROWS]
+            try:
+                yield pa.RecordBatch.from_pandas(part, preserve_index=False), {}
+            except UnicodeEncodeError:
+                part, problems = _without_surrogates(part)
+                yield pa.RecordBatch.from_pandas(part, preserve_index=False), problems
         return
     if library == "polars":
         table = table.select(list(columns)).to_arrow()
@@ -198,7 +260,36 @@ def _batches(table: Any, library: str, columns: Sequence[str]) -> Iterator[Any]:
         table = table.select(list(columns))
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    yield from table.to_batches(max_chunksize=BATCH_ROWS)
+    for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+        yield batch, {}
+
+
+def _without_surrogates(frame: Any) -> tuple[Any, dict[int, str]]:
+    """``frame`` (a pandas slice) with every text that is no UTF-8 (a lone
+    surrogate, which Arrow refuses) emptied, and the reason for each row
+    that held one, by position (its first such column's). Costs a pass over
+    its object columns' values, made only when Arrow refused the slice."""
+    frame = frame.copy()
+    problems: dict[int, str] = {}
+    for name in frame.columns:
+        if frame[name].dtype != object:
+            continue
+        values = frame[name].tolist()
+        bad = [at for at, value in enumerate(values) if isinstance(value, str) and not _encodes(value)]
+        for at in bad:
+            problems.setdefault(at, field_problem("column", name, values[at]))
+            values[at] = None
+        if bad:
+            frame[name] = values
+    return frame, problems
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _schema(table: Any, library: str) -> tuple[list[str], list[Any]]:
@@ -216,7 +307,11 @@ def _schema(table: Any, library: str) -> tuple[list[str], list[Any]]:
                          hint="name its columns with strings (df.columns = df.columns.astype(str))")
     if len(names) != len(set(names)):
         return names, [pa.string()] * len(names)  # table_layout names a doubled column if it is wanted
-    schema = pa.Schema.from_pandas(table.head(BATCH_ROWS), preserve_index=False)
+    head = table.head(BATCH_ROWS)
+    try:
+        schema = pa.Schema.from_pandas(head, preserve_index=False)
+    except UnicodeEncodeError:  # a lone surrogate: its row is named when it is read
+        schema = pa.Schema.from_pandas(_without_surrogates(head)[0], preserve_index=False)
     return list(schema.names), list(schema.types)
 
 

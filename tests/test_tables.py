@@ -164,6 +164,92 @@ def test_cli_parquet_errors_are_one_line(core, tmp_path):
     assert done.stderr.startswith("neardup: error: Parquet cannot be read from standard input")
 
 
+def _with_bad_utf8(values: list[bytes]) -> pa.Array:
+    """A string array of ``values`` as they are, whether UTF-8 or not (as a
+    careless writer leaves them: Arrow does not check what it is given)."""
+    offsets = [0]
+    for value in values:
+        offsets.append(offsets[-1] + len(value))
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.array(offsets, pa.int32()).buffers()[1],
+                                                            pa.py_buffer(b"".join(values))])
+
+
+UNCHECKED_ROWS = [b"Art's Deli 12224 Ventura Blvd.", b"Hotel Bel-Air \xff\xfe 701 Stone Canyon Rd.",
+                  b"Philippe the Original 1001 N. Alameda St.", b"Spago 1114 Horn Ave.", b"Campanile 624 S. La Brea"]
+
+
+def test_bytes_that_are_not_utf8_in_a_parquet_column_skip_their_row_and_keep_the_rest(core, tmp_path):
+    ids = [b"1", b"2", b"3", b"\xc3(", b"5"]  # row 4's id is no UTF-8 either
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"id": _with_bad_utf8(ids), "text": _with_bad_utf8(UNCHECKED_ROWS)}), path)
+    for append in ([], ["--append", "--no-pairs"]):
+        done = run_cli("index", *append, str(path), "--solr-url", core.url, "-q")
+        assert done.returncode == 6, done.stderr
+        assert "Traceback" not in done.stderr and "UnicodeDecodeError" not in done.stderr
+        assert [line for line in done.stderr.splitlines() if line.startswith("skipped")] == [
+            f"skipped {path}:row 2: not UTF-8 (in column 'text')", f"skipped {path}:row 4: not UTF-8 (in column 'id')"]
+        assert sorted(core.texts(["1", "2", "3", "5"])) == ["1", "3", "5"] and core.count() == 3
+    # A pyarrow table of the same columns is refused at its bad row, in one line, as any bad row of a table is.
+    with pytest.raises(InputError, match=r"^row 2 of the pyarrow table: not UTF-8 \(in column 'text'\)"):
+        NearDuplicates(core).index(pa.table({"id": ["1", "2", "3"], "text": _with_bad_utf8(UNCHECKED_ROWS[:3])}))
+    assert core.count() == 3
+
+
+def test_a_lone_surrogate_in_a_pandas_object_column_is_an_input_error_naming_its_row(core):
+    NearDuplicates(core).index([("9", "Grill on the Alley 9560 Dayton Way")], bands=42, band_rows=3)
+    texts = [row.decode() for row in UNCHECKED_ROWS[:1]] + ["Hotel Bel-Air \ud800 701 Stone Canyon Rd."]
+    for column, frame in (("text", pd.DataFrame({"id": pd.Series(["1", "2"], dtype=object),
+                                                 "text": pd.Series(texts, dtype=object)})),
+                          ("sku", pd.DataFrame({"sku": pd.Series(["1", "2\udcff"], dtype=object),
+                                                "text": pd.Series(texts[:1] * 2, dtype=object)}))):
+        for call in (NearDuplicates(core).index, NearDuplicates(core).add):
+            with pytest.raises(InputError, match=rf"^row 2 of the pandas table: not UTF-8 \(in column '{column}'\)"):
+                call(frame, id="id" if column == "text" else "sku")
+    assert core.count() == 1 and core.texts(["1", "2"]) == {}
+
+
+def test_a_float_id_that_is_no_whole_number_is_a_bad_row(core, tmp_path):
+    path = tmp_path / "r.parquet"
+    ids = [1.0, 2.5, float("nan"), 4.0, float("inf"), None]
+    pq.write_table(pa.table({"id": pa.array(ids, pa.float64()),
+                             "text": [f"Cafe {n} on {n} Oak Avenue" for n in range(len(ids))]}), path)
+    done = run_cli("index", str(path), "--solr-url", core.url, "-q")
+    assert done.returncode == 6, done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("skipped")] == [
+        f"skipped {path}:row 2: id 2.5 in column 'id' is no whole number",
+        f"skipped {path}:row 3: id nan in column 'id' is no whole number",
+        f"skipped {path}:row 5: id inf in column 'id' is no whole number",
+        f"skipped {path}:row 6: no id: column 'id' is empty"]
+    assert sorted(core.texts(["1", "4", "2.5", "nan", "inf"])) == ["1", "4"] and core.count() == 2
+    # A pandas float column of whole numbers and a gap (NaN, as pandas marks a missing value) still reads as ids.
+    frame = pd.DataFrame({"id": [1.0, None, 3.0], "text": ["Cafe 1 on Oak Avenue", "x", "Cafe 3 on Oak Avenue"]})
+    with pytest.raises(InputError, match=r"^row 2 of the pandas table: no id: column 'id' is empty"):
+        NearDuplicates(core).index(frame)
+    assert NearDuplicates(core).index(frame.iloc[[0, 2]]) == 2 and sorted(core.texts(["1", "3"])) == ["1", "3"]
+    with pytest.raises(InputError, match=r"^row 2 of the pandas table: id 2.5 in column 'id' is no whole number"):
+        NearDuplicates(core).add(pd.DataFrame({"id": [1.0, 2.5], "text": ["Cafe 1", "Cafe 2"]}))
+
+
+def test_a_damaged_parquet_page_skips_its_row_group_and_keeps_the_others(core, tmp_path):
+    rows = 3000
+    table = pa.table({"id": [str(n) for n in range(1, rows + 1)],
+                      "text": [f"Shop {n} on Main Street number {n * 7}" for n in range(1, rows + 1)]})
+    path = tmp_path / "r.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    damaged = bytearray(path.read_bytes())
+    column = pq.ParquetFile(path).metadata.row_group(1).column(1)  # the second row group's text
+    start = column.dictionary_page_offset + 97  # inside its first page's compressed data
+    damaged[start:start + 8] = bytes(b ^ 0x5A for b in damaged[start:start + 8])
+    path.write_bytes(damaged)
+    done = run_cli("index", str(path), "--solr-url", core.url, "-q")
+    assert done.returncode == 6, done.stderr
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped")]
+    assert len(skipped) == 1 and skipped[0].startswith(f"skipped {path}:row 1001: the Parquet data is damaged")
+    assert "rows 1001-2000 (row group 2) skipped" in skipped[0], skipped[0]
+    assert "check the path" not in done.stderr and "Traceback" not in done.stderr
+    assert core.count() == 2000 and sorted(core.texts(["1000", "1001", "2000", "2001"])) == ["1000", "2001"]
+
+
 @pytest.fixture(scope="module")
 def restaurant_rows(restaurant_records) -> list[dict]:
     """The restaurants as a table: the id, the name's first word, the rest."""
