@@ -156,7 +156,8 @@ class NearDuplicates:
         :func:`neardup_solr.indexer.replace_index`).
 
         Args:
-            records: the records; an id given twice keeps its last text. Or
+            records: the records; an id given twice keeps its last text (and
+                counts once). Or
                 a pandas or polars DataFrame or a pyarrow Table (converted
                 a batch of rows at a time, through pyarrow).
             id: a table's id column (default ``id``).
@@ -221,7 +222,8 @@ class NearDuplicates:
                                  reference=reference)
         self.solr.wait_until_replayed()
         self._changed()
-        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
+        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress,
+                             distinct=reader is not None)
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
@@ -243,11 +245,13 @@ class NearDuplicates:
             MissingField, MissingExtra, NeardupError, SolrUnavailable,
             SolrFailure: as :meth:`index`.
         """
+        distinct = isinstance(records, RecordReader)  # a file's reader skips an id it saw before
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
         self._check_unmixed(source)
         self._changed()
-        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
+        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress,
+                             distinct=distinct)
 
     def _check_unmixed(self, source: str) -> None:
         """Refuse records of ``source`` for an index of records without a

@@ -23,6 +23,7 @@ from .errors import InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .record import Record
+from .records import SeenIds
 from .solr import Solr
 from .state import IndexSettings, save_model
 
@@ -55,27 +56,51 @@ def index_records(
     *,
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
+    distinct: bool = False,
 ) -> int:
-    """Index ``records`` and commit; returns how many were sent.
+    """Index ``records`` and commit; returns how many records (distinct
+    ids) were sent.
 
     One update request per ``batch_size`` records, ``CONCURRENT_UPDATES``
-    in flight, and one commit; memory holds that many batches. ``progress``
-    is told of the step "indexing" (one unit a record; the total when
-    ``records`` has a length). The settings are not saved here.
+    in flight, and one commit; memory holds that many batches. An id given
+    twice keeps its last text: requests in flight reach Solr in any order,
+    so each id seen again is sent once more, with its last text, after all
+    the others (memory holds those records; ``distinct``, records known to
+    repeat no id, as a file's reader gives them, skips keeping track of
+    the ids). ``progress`` is told of the step "indexing" (one unit a
+    record; the total when ``records`` has a length). The settings are not
+    saved here.
     """
     builder = DocumentBuilder(settings)
     tick = Tally(progress, "indexing", len(records) if isinstance(records, Sized) else None)
+    seen = None if distinct else SeenIds()
+    again: dict[str, Record] = {}
+    repeats = 0
+
+    def tracked(records: Iterable[Record]) -> Iterator[Record]:
+        nonlocal repeats
+        for number, record in enumerate(records):
+            if seen is not None and seen.first(record.id, number) is not None:
+                again[record.id] = record
+                repeats += 1
+            yield record
 
     def send(docs: list[dict]) -> int:
         solr.add(docs)
         return len(docs)
 
     sent = 0
-    for count in bounded_map(send, built(builder, batches(records, batch_size)), CONCURRENT_UPDATES):
-        sent += count
-        tick(count)
+    try:
+        for count in bounded_map(send, built(builder, batches(tracked(records), batch_size)), CONCURRENT_UPDATES):
+            sent += count
+            tick(count)
+        if again:
+            solr.add(builder.documents(list(again.values())))
+    finally:
+        if seen is not None:
+            seen.close()
     solr.commit()
-    return sent
+    return sent - repeats
 
 
 def built(builder: DocumentBuilder, records: Iterator[list[Record]]) -> Iterator[list[dict]]:
@@ -113,6 +138,7 @@ def replace_index(
     *,
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
+    distinct: bool = False,
 ) -> int:
     """Replace the index ``solr`` serves with ``records``, never leaving it
     empty or half built: the records go into a new core (a new collection on
@@ -147,7 +173,7 @@ def replace_index(
     _admin(solr, place.clean)
     new = _admin(solr, place.build)
     try:
-        count = index_records(new, records, settings, batch_size=batch_size, progress=progress)
+        count = index_records(new, records, settings, batch_size=batch_size, progress=progress, distinct=distinct)
         if not count:
             raise InputError(f"there were no records to index; the index at {solr.url} was left as it was",
                              hint="check the file's format and its id field or column")

@@ -171,3 +171,19 @@ def test_one_search_queried_from_many_threads_answers_as_one_at_a_time(core, tmp
     finally:
         sys.setswitchinterval(interval)
     assert not wrong, wrong[:3]
+
+
+def test_an_id_given_twice_keeps_its_last_text_and_counts_once(core):
+    import pandas as pd
+
+    nd = NearDuplicates(core)
+    frame = pd.DataFrame({"id": ["1", "2", "2", "3"], "text": [RECORDS[0][1], "Spago 1114 Horn Ave.",
+                                                                RECORDS[2][1], RECORDS[4][1]]})
+    assert nd.index(frame, bands=42, band_rows=3) == 3 == core.count()
+    assert nd.texts(["2"]) == {"2": RECORDS[2][1]}
+    # Batches of one record, four in flight: the repeat's two batches may reach Solr in either order.
+    again = [("7", "Spago 1114 Horn Ave."), ("8", RECORDS[1][1]), ("9", RECORDS[3][1]), ("10", RECORDS[4][1]),
+             ("7", "Campanile 624 S. La Brea Ave."), ("8", "Chinois on Main 2709 Main St.")]
+    assert nd.add(again, batch_size=1) == 4 and core.count() == 7
+    assert nd.texts(["7", "8"]) == {"7": "Campanile 624 S. La Brea Ave.", "8": "Chinois on Main 2709 Main St."}
+    assert nd.index(again * 3, bands=42, band_rows=3, batch_size=2) == 4 == core.count()
