@@ -23,7 +23,7 @@ from pathlib import Path
 import requests
 
 from .errors import NeardupError
-from .files import read_text
+from .files import atomic_output, read_text
 
 # Reference numbering: Fodor's records first, then Zagat's; each line is cut
 # before its phone number, whose shape differs between the guides.
@@ -76,8 +76,8 @@ def download_sdist(cache: Path) -> Path:
         ) from None
     if hashlib.sha256(body.content).hexdigest() != SDIST_SHA256:
         raise NeardupError(f"{SDIST} from {index} does not have the expected SHA-256")
-    cache.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(body.content)
+    with atomic_output(target, binary=True) as out:
+        out.write(body.content)
     return target
 
 
@@ -96,10 +96,11 @@ def fetch_restaurants(out_dir: Path) -> tuple[Path, Path]:
         licence = tar.extractfile("py-entitymatching-0.4.2/LICENSE").read()
     addresses = out_dir / "addresses.txt"
     gold = out_dir / "gold_pairs.tsv"
-    addresses.write_text(
-        "".join(f"{r['id']} {' '.join(r[k].strip() for k in ('name', 'addr', 'city'))}\n" for r in guides),
-        encoding="utf-8",
-    )
-    gold.write_text("".join(f"{m['fodors_id']}\t{m['zagats_id']}\n" for m in matches), encoding="utf-8")
-    (out_dir / "LICENSE.py_entitymatching").write_bytes(licence)
+    with atomic_output(addresses) as out:
+        out.write("".join(f"{r['id']} {' '.join(r[k].strip() for k in ('name', 'addr', 'city'))}\n"
+                          for r in guides))
+    with atomic_output(gold) as out:
+        out.write("".join(f"{m['fodors_id']}\t{m['zagats_id']}\n" for m in matches))
+    with atomic_output(out_dir / "LICENSE.py_entitymatching", binary=True) as out:
+        out.write(licence)
     return addresses, gold

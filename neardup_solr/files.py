@@ -7,6 +7,7 @@ standard input: written as it goes (a pipe cannot be renamed into place).
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -22,6 +23,15 @@ from .errors import InputError, NeardupError
 from .sources import GZIP_ERRORS, READ_HINT
 
 STDOUT = "-"
+# What a write that cannot go on raises: a full disk or quota, a file-size
+# limit, a disk error, a file system turned read-only. Raised inside a block
+# that writes an output, they are the output's, whatever wrote to it.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def is_write_error(err: BaseException) -> bool:
+    """Whether ``err`` says a write could not go on (:data:`WRITE_ERRNOS`)."""
+    return isinstance(err, OSError) and err.errno in WRITE_ERRNOS
 
 
 def is_stdout(path: Path | str) -> bool:
@@ -99,13 +109,20 @@ def atomic_output(path: Path | str, binary: bool = False) -> Iterator[IO]:
     ``.gz``; standard output, written as it goes, for ``-``.
 
     Raises:
-        NeardupError: the file could not be made or finished (``cannot
-            write PATH``; :func:`check_output` finds most causes first). An
-            error of the block itself passes through unchanged.
+        NeardupError: the file could not be made, written to the end or
+            finished (``cannot write PATH: why``: a full disk, say;
+            :func:`check_output` finds most other causes first), or standard
+            output could not be written. Any other error of the block passes
+            through unchanged.
     """
     if is_stdout(path):
-        yield sys.stdout.buffer if binary else sys.stdout
-        sys.stdout.flush()
+        try:
+            yield sys.stdout.buffer if binary else sys.stdout
+            sys.stdout.flush()
+        except OSError as err:
+            if is_write_error(err):
+                raise cannot_write_stdout(err) from None
+            raise
         return
     path = Path(path)
     try:
@@ -139,7 +156,8 @@ def atomic_output(path: Path | str, binary: bool = False) -> Iterator[IO]:
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        if written and isinstance(err, OSError):  # finishing the file failed: a full disk, say
+        # Finishing the file failed, or a write on the way: a full disk, say.
+        if (written and isinstance(err, OSError)) or is_write_error(err):
             raise _cannot_write(path, err) from None
         raise
 
@@ -153,3 +171,10 @@ def _partial(path: Path) -> tuple[int, str]:
 def _cannot_write(path: Path, err: OSError) -> NeardupError:
     return NeardupError(f"cannot write {path}: {err.strerror or err}",
                         hint="check that the directory is writable and the disk has room")
+
+
+def cannot_write_stdout(err: OSError) -> NeardupError:
+    """The error for standard output that could not be written (where it
+    was sent to is full, say)."""
+    return NeardupError(f"cannot write standard output: {err.strerror or err}",
+                        hint="check where standard output goes (a full disk?), or write to a file")

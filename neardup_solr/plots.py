@@ -12,13 +12,19 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .bands import Banding  # noqa: E402
+from .files import atomic_output  # noqa: E402
 from .summary import ReportSummary  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    """Write ``fig`` to ``path`` as PNG; the file appears only when complete
+    (:func:`~neardup_solr.files.atomic_output`)."""
+    try:
+        fig.tight_layout()
+        with atomic_output(path, binary=True) as out:
+            fig.savefig(out, format="png")
+    finally:
+        plt.close(fig)
     return path
 
 

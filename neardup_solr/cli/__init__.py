@@ -14,6 +14,7 @@ import sys
 import click
 
 from ..errors import NeardupError
+from ..files import cannot_write_stdout, is_write_error
 from .data import datasets, demo, prepare_restaurants
 from .quality import evaluate, tune
 from .results import clusters, html
@@ -67,27 +68,70 @@ OPTION_HINTS = {
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
     try:
-        command.main(prog_name=prog, standalone_mode=False)
+        try:
+            command.main(prog_name=prog, standalone_mode=False)
+        finally:
+            _flush_stdout()
     except NeardupError as err:
         if err.remedy in OPTION_HINTS:
             err.hint = OPTION_HINTS[err.remedy].format(**err.context)
         click.echo(f"{prog}: error: {err}", err=True)
-        sys.exit(err.exit_code)
+        _exit(err.exit_code)
     except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
+        _exit(done.exit_code)
     except click.ClickException as err:
         # Wrong usage too is one line, the command's --help as its hint.
         where = err.ctx.command_path if isinstance(err, click.UsageError) and err.ctx else prog
         click.echo(f"{prog}: error: {err.format_message()} (hint: see `{where} --help`)", err=True)
-        sys.exit(err.exit_code)
+        _exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo(f"{prog}: interrupted", err=True)
-        sys.exit(130)
+        _exit(130)
     except KeyboardInterrupt:
         click.echo(f"{prog}: interrupted", err=True)
-        sys.exit(130)
+        _exit(130)
     except BrokenPipeError:
         os._exit(1)
+    except OSError as err:
+        # What no command turned into an error of its own: standard output on a full disk, say.
+        failure = _system_failure(err)
+        click.echo(f"{prog}: error: {failure}", err=True)
+        _exit(failure.exit_code)
+    except SystemExit as done:
+        _exit(done.code)
+
+
+def _flush_stdout() -> None:
+    """Standard output flushed here, where a full disk is one line, not at
+    the interpreter's exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as err:
+        if is_write_error(err):
+            raise cannot_write_stdout(err) from None
+        raise
+
+
+def _system_failure(err: OSError) -> NeardupError:
+    """The one line for an error of the system no command caught: its words
+    and the file they name, if any."""
+    if is_write_error(err) and err.filename is None:
+        return NeardupError(f"a write failed: {err.strerror or err}",
+                            hint="check that the disk has room, where standard output goes too")
+    return NeardupError(f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
+                        hint="check that the disk has room and the files named can be written")
+
+
+def _exit(code: int | str | None) -> None:
+    """Exit with ``code``; output that cannot be flushed any more (a full
+    disk) is dropped rather than said again, as a traceback, at the
+    interpreter's exit."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 1)
+    sys.exit(code)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import click
 
 from ..api import NearDuplicates
 from ..bands import MAX_BANDS, Choice
+from ..files import STDOUT, atomic_output
 from ..indexer import BATCH_SIZE
 from ..model import FALLBACK_CUT
 from ..outputs import check_format, pair_table, write_table
@@ -135,7 +136,8 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         with progress(count, "rec", quiet, "finding their duplicates") as bar:
             found = nd.pairs_of(RecordReader(records), source=source, cut=cut, progress=bar_progress(bar))
         if pairs_out is None:
-            write_table(sys.stdout, pair_table(found), "tsv")
+            with atomic_output(STDOUT) as out:
+                write_table(out, pair_table(found), "tsv")
         else:
             write_pairs(pairs_out, found)
         say(f"{len(found)} pairs with the new records")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 
 import click
 
 from ..api import NearDuplicates
 from ..errors import InputError, NeardupError
+from ..files import STDOUT, atomic_output
 from ..model import FALLBACK_CUT
 from ..outputs import match_table, write_table
 from ..solr import Solr
@@ -58,13 +58,15 @@ def query(text: str | None, record_id: str | None, cut: float | None, limit: int
         matches = nd.query(text, exclude=record_id, source=source, cut=cut, limit=limit)
     except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
         raise NeardupError(err.message, hint=err.hint) from None
-    if as_json:
-        click.echo(json.dumps({"query": {"id": record_id, "text": text},
-                               "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}
-                                           | ({} if m.probability is None else {"probability": round(m.probability, 4)})
-                                           for m in matches]},
-                              ensure_ascii=False))
-        return
-    write_table(sys.stdout, match_table(matches), out_format or "tsv")
+    with atomic_output(STDOUT) as out:
+        if as_json:
+            out.write(json.dumps({"query": {"id": record_id, "text": text},
+                                  "matches": [asdict(m) | {"similarity": round(m.similarity, 4)}
+                                              | ({} if m.probability is None else
+                                                 {"probability": round(m.probability, 4)})
+                                              for m in matches]},
+                                 ensure_ascii=False) + "\n")
+            return
+        write_table(out, match_table(matches), out_format or "tsv")
     if not matches:
         say("no near duplicate found" + (f": no record reaches similarity {cut:.2f}" if cut is not None else ""))
