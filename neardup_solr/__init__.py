@@ -65,13 +65,19 @@ The pipeline, one module each, in order::
   and ``cli``: the ``neardup`` command.
 """
 
-from .api import NearDuplicates
-from .bulk import Verified
-from .clusters import Cluster
-from .errors import InputError, LeanIndex, MissingExtra, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
-from .pairs import Pair
-from .record import Record
-from .search import Match
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# Where each public name lives. They are imported when first asked for, so
+# that importing the package (as the command line does first) costs nothing:
+# numba and numpy come with the first of them.
+_PUBLIC = {
+    "NearDuplicates": "api", "Verified": "bulk", "Cluster": "clusters", "Pair": "pairs", "Record": "record",
+    "Match": "search", **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable",
+                                                     "SolrFailure", "LeanIndex", "TooFewSignatures", "MissingExtra")},
+}
 
 __all__ = [
     "NearDuplicates",
@@ -90,3 +96,15 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        value = getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

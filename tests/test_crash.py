@@ -232,3 +232,35 @@ def test_ctrl_c_while_a_compiled_function_loads_is_raised_once_it_has_loaded():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     loading.overloads = {"(int64,)": object()}  # loaded: called as it is, nothing held
     assert chosen(loading) is loading
+
+
+def _loaded(pid: int, library: str) -> bool:
+    """Whether the process has mapped a shared library whose path names ``library``."""
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            return library in maps.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("after", [0.0, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0])
+def test_ctrl_c_in_the_first_second_of_index_is_one_line(core, records_file, after):
+    # The moments after numpy's libraries are mapped, which the commands' imports load first: from there on
+    # come numba's and LLVM's imports, where an interrupt was a traceback of 12-34 lines.
+    assert run_cli("index", str(records_file), "--solr-url", core.url, "-q", "--bands", "8").returncode == 0
+    run = cli_process("index", str(records_file), "--solr-url", core.url, "-q")
+    while not _loaded(run.pid, "numpy"):
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.002)
+    time.sleep(after)
+    stderr = interrupted(run)
+    assert run.returncode == 130, stderr
+    # One line; click puts a line break before it, past the ^C a terminal shows.
+    assert stderr.lstrip("\n") == "neardup: interrupted\n", stderr
+    assert Solr(core.url).count() == RECORDS and leftovers(core) == set()
+
+
+def leftovers(core: Solr) -> set[str]:
+    """Cores a replacement of ``core`` built and left behind."""
+    found = requests.get(f"{core.base_url}/admin/cores", params={"action": "STATUS", "wt": "json"}, timeout=30).json()
+    return {name for name in found["status"] if name.startswith(f"{core.name}__")}

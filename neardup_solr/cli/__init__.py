@@ -4,143 +4,72 @@ Exit codes: 0 done; 1 other failure; 2 wrong usage; 3 Solr unreachable;
 4 unusable input (or a bad line under ``--strict``); 5 Solr answered with an
 error; 6 done, but bad input lines were skipped; 7 an optional package is
 not installed (the hint names the extra); 130 interrupted.
+
+This module is what starts the command, and imports nothing heavy itself:
+the commands (``group``) and what they use (numba, numpy, the Solr client)
+take the first second of a run to import, and Ctrl-C then ends it with one
+line and exit code 130 (:func:`_loading`), as at any later moment, instead
+of a traceback from inside an import.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import import_module
+from typing import Any
 
-import click
-
-from ..errors import NeardupError
-from ..files import cannot_write_stdout, is_write_error
-from .data import datasets, demo, prepare_restaurants
-from .quality import evaluate, tune
-from .results import clusters, html
-from .local_solr import solr
-from .index import delete, index
-from .query import query
-from .report import report
-from .serve import serve
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="neardup-solr")
-def cli() -> None:
-    """Near-duplicate detection for records, backed by Apache Solr.
-
-    \b
-    Examples, the whole reference job on the restaurant data at once:
-      neardup demo
-    and step by step:
-      neardup solr start
-      neardup datasets restaurants -o data/restaurants
-      neardup index data/restaurants/addresses.txt
-      neardup report --shingles --max-dist 2 out.tsv
-      neardup evaluate out.tsv --gold data/restaurants/gold_pairs.tsv
-    """
-
-
-for command in (solr, datasets, prepare_restaurants, index, report, query, delete, evaluate, tune, clusters, html, serve, demo):
-    cli.add_command(command)
-cli.add_command(index, "index-restaurants")
-cli.add_command(report, "report-near-dups")
-
-
-# The library's remedies (``NeardupError.remedy``) in this command line's options.
-OPTION_HINTS = {
-    "port": "choose another with --port",
-    "base_port": "choose another base port with --port (ZooKeeper takes port + {zk_offset})",
-    "strict": "fix the {unit}, or drop --strict to skip bad {unit}s",
-    "zk_host": "check --zk-host / ZK_HOST (host:port[/chroot])",
-    "zk_chroot": "start the cluster's nodes, or check the chroot in --zk-host",
-    "token": "give --token-file FILE (clients send `Authorization: Bearer <token>`), or bind {local}",
-    "serve_port": "is the port taken? give another with --port",
-    "ca_cert": "give its CA certificate with --ca-cert FILE (or SOLR_CA_CERT)",
-    "timeout": "raise --timeout (NEARDUP_TIMEOUT) if Solr is busy",
-    "credentials": "check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
-    "start_local": "start the local Solr with `neardup solr start --port {port}`",
-    "solr_url": "check --solr-url / SOLR_URL and that the server is up",
-}
-
-
-def run(command: click.Command, prog: str) -> None:
-    """Run a command with one-line errors instead of tracebacks."""
-    try:
-        try:
-            command.main(prog_name=prog, standalone_mode=False)
-        finally:
-            _flush_stdout()
-    except NeardupError as err:
-        if err.remedy in OPTION_HINTS:
-            err.hint = OPTION_HINTS[err.remedy].format(**err.context)
-        click.echo(f"{prog}: error: {err}", err=True)
-        _exit(err.exit_code)
-    except click.exceptions.Exit as done:
-        _exit(done.exit_code)
-    except click.ClickException as err:
-        # Wrong usage too is one line, the command's --help as its hint.
-        where = err.ctx.command_path if isinstance(err, click.UsageError) and err.ctx else prog
-        click.echo(f"{prog}: error: {err.format_message()} (hint: see `{where} --help`)", err=True)
-        _exit(err.exit_code)
-    except click.exceptions.Abort:
-        click.echo(f"{prog}: interrupted", err=True)
-        _exit(130)
-    except KeyboardInterrupt:
-        click.echo(f"{prog}: interrupted", err=True)
-        _exit(130)
-    except BrokenPipeError:
-        os._exit(1)
-    except OSError as err:
-        # What no command turned into an error of its own: standard output on a full disk, say.
-        failure = _system_failure(err)
-        click.echo(f"{prog}: error: {failure}", err=True)
-        _exit(failure.exit_code)
-    except SystemExit as done:
-        _exit(done.code)
-
-
-def _flush_stdout() -> None:
-    """Standard output flushed here, where a full disk is one line, not at
-    the interpreter's exit."""
-    try:
-        sys.stdout.flush()
-    except OSError as err:
-        if is_write_error(err):
-            raise cannot_write_stdout(err) from None
-        raise
-
-
-def _system_failure(err: OSError) -> NeardupError:
-    """The one line for an error of the system no command caught: its words
-    and the file they name, if any."""
-    if is_write_error(err) and err.filename is None:
-        return NeardupError(f"a write failed: {err.strerror or err}",
-                            hint="check that the disk has room, where standard output goes too")
-    return NeardupError(f"{err.strerror or err}" + (f": {err.filename}" if err.filename else ""),
-                        hint="check that the disk has room and the files named can be written")
-
-
-def _exit(code: int | str | None) -> None:
-    """Exit with ``code``; output that cannot be flushed any more (a full
-    disk) is dropped rather than said again, as a traceback, at the
-    interpreter's exit."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        sys.stderr.flush()
-        os._exit(code if isinstance(code, int) else 1)
-    sys.exit(code)
+INTERRUPTED = 130
 
 
 def main() -> None:
-    run(cli, "neardup")
+    _start("cli", "neardup")
 
 
 def index_main() -> None:
-    run(index, "index-restaurants")
+    _start("index", "index-restaurants")
 
 
 def report_main() -> None:
-    run(report, "report-near-dups")
+    _start("report", "report-near-dups")
+
+
+def _start(command: str, prog: str) -> None:
+    with _loading(prog):
+        group = import_module(f"{__name__}.group")
+    group.run(getattr(group, command), prog)
+
+
+@contextmanager
+def _loading(prog: str) -> Iterator[None]:
+    """While the commands are imported, Ctrl-C ends the process at once with
+    one line: nothing has been done yet, and an interrupt raised inside an
+    import (numba's, LLVM's callbacks among them) would be a traceback, or
+    be printed as ignored and lost. Afterwards Ctrl-C raises
+    KeyboardInterrupt again, which the command turns into the same line.
+    Only the main thread's handler is touched, and only when it is Python's
+    default (a caller that set its own keeps it)."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def interrupted(_number: int, _frame: Any) -> None:
+        os.write(2, f"\n{prog}: interrupted\n".encode())  # as click says it, past the ^C a terminal shows
+        os._exit(INTERRUPTED)
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def __getattr__(name: str) -> Any:
+    """The command group and its parts (``cli``, ``run``, ``OPTION_HINTS``,
+    the commands), imported when first asked for."""
+    try:
+        return getattr(import_module(f"{__name__}.group"), name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
