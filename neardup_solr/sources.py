@@ -18,7 +18,10 @@ and never held whole, so a file of any size costs the same memory.
   it says how far along a reading is.
 - **Standard input** can be read once. :meth:`RecordFile.replayable` copies
   it to a temporary file first (in blocks) when a job must read its records
-  twice.
+  twice. Standard input that is not gzip must end with a line break: a
+  stream that ends inside a line is one a producer cut short (``head -c``,
+  a killed export), and reading it fails (:func:`cut_short`) rather than
+  taking what arrived for the whole. (gzip says so of a cut stream itself.)
 """
 
 from __future__ import annotations
@@ -128,6 +131,13 @@ class RecordFile:
         with tempfile.NamedTemporaryFile(prefix="neardup-stdin-") as copy:
             shutil.copyfileobj(sys.stdin.buffer, copy, _BUFFER)
             copy.flush()
+            size = copy.tell()
+            if size:
+                copy.seek(0)
+                first = copy.read(len(GZIP_MAGIC))
+                copy.seek(size - 1)
+                if first != GZIP_MAGIC and copy.read(1) != b"\n":
+                    raise cut_short(self.name)
             yield replace(self, path=Path(copy.name))
 
 
@@ -141,11 +151,16 @@ def _take_stdin() -> None:
 
 
 class _Counted(io.RawIOBase):
-    """A binary stream that counts the bytes read through it."""
+    """A binary stream that counts the bytes read through it; with
+    ``whole_lines``, ending anywhere but after a line break fails
+    (:func:`cut_short`, naming the stream ``name``)."""
 
-    def __init__(self, inner: BinaryIO):
+    def __init__(self, inner: BinaryIO, name: str = "", whole_lines: bool = False):
         self.inner = inner
         self.count = 0
+        self.name = name
+        self.whole_lines = whole_lines
+        self.last = b"\n"
 
     def readable(self) -> bool:
         return True
@@ -153,7 +168,17 @@ class _Counted(io.RawIOBase):
     def readinto(self, buffer) -> int:
         n = self.inner.readinto(buffer) or 0
         self.count += n
+        if n:
+            self.last = bytes(memoryview(buffer)[n - 1:n])
+        elif self.whole_lines and self.last != b"\n":
+            raise cut_short(self.name)
         return n
+
+
+def cut_short(name: str) -> InputError:
+    """The error for standard input that ended inside a line."""
+    return InputError(f"{name} ended in the middle of a line, as a stream cut short does: nothing of it was used",
+                      hint="check what produces it; if it is whole, end it with a line break")
 
 
 @dataclass
@@ -187,11 +212,12 @@ def open_bytes(source: RecordFile) -> Iterator[Opened]:
                 inner = stack.enter_context(open(source.path, "rb", buffering=0))
             except OSError as err:
                 raise cannot_read(source.name, err) from None
-        counter = _Counted(inner)
+        counter = _Counted(inner, source.name)
         buffered = io.BufferedReader(counter, _BUFFER)
         try:
             compressed = buffered.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)] == GZIP_MAGIC
         except OSError as err:
             raise cannot_read(source.name, err) from None
+        counter.whole_lines = source.path is None and not compressed
         stream = gzip.GzipFile(fileobj=buffered, mode="rb") if compressed else buffered
         yield Opened(stream, counter)

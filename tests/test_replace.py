@@ -224,3 +224,27 @@ def test_the_local_solr_restarts_with_the_replaced_index_and_its_settings(tmp_pa
         assert len([p for p in (data_dir / "home").iterdir() if p.name not in ("configsets", "solr.xml")]) == 1
     finally:
         local_solr.stop(data_dir)
+
+
+def test_standard_input_cut_short_leaves_the_index_as_it_was(core, restaurant_records, tmp_path):
+    # `producer | head -c N | neardup index -`: the stream ends inside a line, as a whole one never does.
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    whole = new_records(tmp_path / "new.txt").read_text()
+    cut = whole[:len(whole) // 2]
+    assert not cut.endswith("\n")
+    jsonl = "".join(json.dumps({"id": f"j{n}", "text": f"Cafe {n} on Oak Avenue"}) + "\n" for n in range(500))
+    for args, given in ((["-"], cut), (["-", "--bands", "20", "--band-rows", "5"], cut), (["--append", "-"], cut),
+                        (["-", "--input-format", "jsonl"], jsonl[:-30]), (["--append", "-", "--input-format", "jsonl"],
+                                                                         jsonl[:-30])):
+        done = run_cli("index", *args, "--solr-url", core.url, "-q", input=given)
+        assert done.returncode == 4, (args, done.stderr)
+        line = done.stderr.strip().splitlines()[-1]
+        assert line.startswith("neardup: error: <stdin> ended in the middle of a line") and "hint:" in line, line
+        assert "Traceback" not in done.stderr
+        assert leftovers(core.base_url, core.name) == set()
+        assert served(core.url, tmp_path, "after.tsv") == before
+    # Whole, the same records are indexed.
+    done = run_cli("index", "-", "--solr-url", core.url, "-q", input=cut[:cut.rindex("\n") + 1])
+    assert done.returncode == 0, done.stderr
+    assert Solr(core.url).count() == cut.count("\n")
