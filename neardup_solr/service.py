@@ -25,7 +25,8 @@ Errors are JSON ``{"error": ..., "hint": ...}``, one line each, never a
 traceback: 400 bad JSON, a bad record (the reason the command line gives,
 by its own rules: the id rule, control characters, lone surrogates, a text
 over 1 MiB), a bad label or a Host it does not answer to, 401 a write
-without the token, 404 no such record, 409 the index was never built, 413 a
+without the token, 404 no such record, 408 a request left half sent
+(``CLIENT_TIMEOUT``; the connection closed), 409 the index was never built, 413 a
 body over its cap (refused as soon as that is known, the rest unread), 415
 records or a label not sent as JSON, 502 Solr answered with an error, 503
 Solr unreachable (``/health``: Solr did not answer within a second).
@@ -56,6 +57,7 @@ posting here (cross-site request forgery) is refused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -71,10 +73,11 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from . import __version__
 from .api import NearDuplicates, as_record
@@ -107,6 +110,11 @@ HEALTH_WAIT = 1.0
 # (which may all be waiting on Solr): requests it stopped waiting for hold
 # theirs until Solr answers or times out, and /health then answers 503 at once.
 HEALTH_THREADS = 4
+# Seconds a client may leave a request half sent: its line and headers not
+# all there since it connected (or since its last answer), or its body
+# paused. Then it gets 408 and the connection is closed, so clients that
+# stall (or a slow-sending attack) cannot hold sockets and tasks forever.
+CLIENT_TIMEOUT = 30.0
 # A label is small; its body has no reason to be larger than this.
 MAX_LABEL_BODY = 64 * 1024
 # A page's form carries the page's state, whose text may be a whole record
@@ -260,8 +268,8 @@ def _checked_sources(*sources: str) -> None:
 
 
 def _failure(status: int, message: str, hint: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": message} | ({"hint": hint} if hint else {}), status_code=status,
-                        headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)
+    headers = {401: {"WWW-Authenticate": "Bearer"}, 408: {"Connection": "close"}}.get(status)
+    return JSONResponse({"error": message} | ({"hint": hint} if hint else {}), status_code=status, headers=headers)
 
 
 def _json_of(body: bytes, shape: str) -> Any:
@@ -477,6 +485,7 @@ class ServiceState:
     pairs: PairClusters | None
     hosts: frozenset[str]
     max_body: int
+    client_timeout: float = CLIENT_TIMEOUT
     reader: NearDuplicates = field(init=False)
     built: threading.Event = field(default_factory=threading.Event)
     health_threads: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(HEALTH_THREADS))
@@ -534,6 +543,12 @@ async def neardup_error(request: Request, err: NeardupError) -> JSONResponse:
     return _failure(_status(err), err.message, err.hint)
 
 
+async def client_gone(request: Request, err: ClientDisconnect) -> Response:
+    """A client that hung up in the middle of its request: the answer goes
+    to no one, and nothing is logged (a traceback each, before)."""
+    return Response(status_code=400)
+
+
 async def bad_request(request: Request, err: RequestValidationError) -> JSONResponse:
     first = err.errors()[0] if err.errors() else {}
     where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body"))
@@ -553,12 +568,13 @@ class _ServiceApp(FastAPI):
 
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
                pairs: PairClusters | None = None, hosts: Iterable[str] = LOCAL_HOSTS,
-               max_body: int = MAX_BODY) -> FastAPI:
+               max_body: int = MAX_BODY, client_timeout: float = CLIENT_TIMEOUT) -> FastAPI:
     """The service's app for ``nd``'s index; with ``token``, writes need it.
     ``labels`` keeps the labels (without it, labeling answers 409);
     ``pairs`` gives the review page its clusters; ``hosts`` are the host
     names and addresses it answers to (:func:`served_hosts`), any other
-    Host is a 400; ``max_body`` is the most bytes a POST /records body may hold.
+    Host is a 400; ``max_body`` is the most bytes a POST /records body may
+    hold; a body that pauses for ``client_timeout`` seconds is a 408.
 
     Nothing is locked: reads and writes run side by side, each in a worker
     thread, and Solr orders the writes; a read sees Solr's latest commit, as
@@ -572,10 +588,11 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
                       description="Near duplicates of records, backed by Apache Solr: index records and get each "
                       "one's near duplicates with similarity and match probability in one call.",
                       exception_handlers={ServiceError: service_error, NeardupError: neardup_error,
-                                          RequestValidationError: bad_request})
+                                          RequestValidationError: bad_request, ClientDisconnect: client_gone})
     hosts = frozenset(hosts)
     app.add_middleware(_HostCheck, hosts=hosts)
-    app.state.service = ServiceState(nd, token=token, labels=labels, pairs=pairs, hosts=hosts, max_body=max_body)
+    app.state.service = ServiceState(nd, token=token, labels=labels, pairs=pairs, hosts=hosts, max_body=max_body,
+                                     client_timeout=client_timeout)
     for router in (record_routes, label_routes, page_routes):
         app.include_router(router)
     return app
@@ -687,14 +704,26 @@ def _solr_health(nd: NearDuplicates) -> dict[str, Any]:
 async def _capped_body(request: Request, limit: int, hint: str) -> bytes:
     """The request's body, read as it arrives; refused (413, with ``hint``)
     as soon as it is known to be over ``limit`` bytes, by its declared
-    length or by what came, without reading the rest."""
+    length or by what came, without reading the rest; and refused (408,
+    the connection closed) when the client pauses in it for longer than
+    the service's client timeout. A client that hangs up in the middle
+    ends the request (:class:`ClientDisconnect`, answered to no one)."""
     size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
     too_large = ServiceError(413, f"the body is over {size}", hint=hint)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
+    wait = request.app.state.service.client_timeout
     chunks, length = [], 0
-    async for chunk in request.stream():
+    stream = request.stream().__aiter__()
+    while True:
+        with anyio.move_on_after(wait) as waited:
+            try:
+                chunk = await stream.__anext__()
+            except StopAsyncIteration:
+                break
+        if waited.cancelled_caught:
+            raise ServiceError(408, f"the body stopped coming for {wait:g} s", hint="send the whole body at once")
         length += len(chunk)
         if length > limit:
             raise too_large
@@ -859,10 +888,14 @@ def _text(nd: NearDuplicates, record_id: str) -> str:
 
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info",
-          hosts: Iterable[str] | None = None, max_body: int = MAX_BODY) -> None:
+          hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
+          client_timeout: float = CLIENT_TIMEOUT) -> None:
     """Serve ``nd`` on ``host``:``port`` until interrupted, in this process
-    (``labels``, ``pairs``, ``hosts`` and ``max_body`` as :func:`create_app`
-    takes them; ``hosts`` by default :func:`served_hosts` of ``host``).
+    (``labels``, ``pairs``, ``hosts``, ``max_body`` and ``client_timeout``
+    as :func:`create_app` takes them; ``hosts`` by default
+    :func:`served_hosts` of ``host``; a request whose line and headers are
+    not all there ``client_timeout`` seconds after the connection was made,
+    or its last answer sent, gets 408 and the connection is closed).
 
     Raises:
         NeardupError: a non-loopback ``host`` without a token, or the port taken.
@@ -871,8 +904,10 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
 
     check_bind(host, token)
     app = create_app(nd, token=token, labels=labels, pairs=pairs,
-                     hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False)
+                     hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body,
+                     client_timeout=client_timeout)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False,
+                            http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
     server = uvicorn.Server(config)
     with _port_errors(host, port):
         server.run()
@@ -882,12 +917,13 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
 
 
 def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                  token: str | None = None, log_level: str = "info") -> None:
+                  token: str | None = None, log_level: str = "info", client_timeout: float = CLIENT_TIMEOUT) -> None:
     """Serve on ``host``:``port`` from ``workers`` processes until
     interrupted: each imports ``factory`` ("module:function") and calls it
     for its app (:func:`create_app`, made in that process with its own Solr
     connection), and the system hands each new connection to one of them.
-    Each worker answers requests as :func:`serve` does; they share nothing
+    Each worker answers requests as :func:`serve` does (``client_timeout``
+    is its limit on headers; the app's own is the one on bodies); they share nothing
     but Solr and the labels file (:class:`~neardup_solr.labels.LabelStore`
     appends to it under a lock and reads what the others appended). A
     worker costs about 100 MB and the time to import the web framework.
@@ -902,7 +938,7 @@ def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port:
 
     check_bind(host, token)
     config = uvicorn.Config(factory, factory=True, workers=workers, host=host, port=port, log_level=log_level,
-                            server_header=False)
+                            server_header=False, http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
     with _port_errors(host, port):
         sock = _listening_socket(host, port)
         # What uvicorn.run does for workers, with a socket of our own; uvicorn 0.30's supervisor takes the target.
@@ -910,6 +946,84 @@ def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port:
             Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
         else:
             Multiprocess(config, sockets=[sock]).run()
+
+
+def _timely_protocol():
+    """uvicorn's h11 protocol (what it runs without httptools), imported
+    when a service starts."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return H11Protocol
+
+
+class _TimelyProtocol:
+    """Made as uvicorn's h11 protocol is (:func:`_timely_protocol`), with one
+    more limit: a request's line and headers must all be there
+    ``client_timeout`` seconds after the connection was made or its last
+    answer sent, or the client gets 408 and the connection is closed.
+    uvicorn itself waits for them forever (its keep-alive timeout ends at
+    the first byte), so half-sent headers held a socket for good."""
+
+    def __new__(cls, *args: Any, client_timeout: float = CLIENT_TIMEOUT, **kwargs: Any):
+        protocol = _timely_class()(*args, **kwargs)
+        protocol.client_timeout = client_timeout
+        return protocol
+
+
+_TIMELY: list[type] = []
+
+
+def _timely_class() -> type:
+    if _TIMELY:
+        return _TIMELY[0]
+    base = _timely_protocol()
+
+    class Timely(base):  # type: ignore[misc, valid-type]
+        client_timeout = CLIENT_TIMEOUT
+        _headers_due: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._await_headers()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._await_headers()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's headers arrived
+                self._stop_waiting()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+        def _await_headers(self) -> None:
+            self._stop_waiting()
+            if not self.transport.is_closing():
+                self._headers_due = self.loop.call_later(self.client_timeout, self._headers_late)
+
+        def _stop_waiting(self) -> None:
+            if self._headers_due is not None:
+                self._headers_due.cancel()
+                self._headers_due = None
+
+        def _headers_late(self) -> None:
+            self._headers_due = None
+            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+                                     b"connection: close\r\ncontent-length: %d\r\n\r\n%s"
+                                     % (len(HEADERS_LATE), HEADERS_LATE))
+                self.transport.close()
+
+    _TIMELY.append(Timely)
+    return Timely
+
+
+HEADERS_LATE = json.dumps({"error": f"the request's headers did not all come in time",
+                           "hint": "send a request's line and headers at once"}).encode()
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

@@ -84,6 +84,46 @@ def test_a_20_mb_body_is_refused_with_413_unread_while_health_answers(built, ser
     assert built.texts(["big"]) == {} and built.count() == len(RECORDS)
 
 
+def _closed(sock: socket.socket) -> bool:
+    """Whether the service closed ``sock`` (after anything it sent), waiting at most PATIENCE."""
+    sock.settimeout(PATIENCE)
+    try:
+        while sock.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_clients_that_leave_a_request_half_sent_cost_no_traceback_and_no_socket(built, serve):
+    service = serve("--solr-url", built.url, "--client-timeout", "2")
+    host = f"127.0.0.1:{service.port}"
+    head = (f"POST /records HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 1000\r\n\r\n").encode()
+    # Clients that send half a body and hang up.
+    for _ in range(100):
+        with socket.create_connection(("127.0.0.1", service.port)) as sock:
+            sock.sendall(head + b'[{"id": "9", "text": "' + b"x" * 480)
+    # Clients that send half a body, or half their headers, and then nothing.
+    stalled = []
+    for number in range(40):
+        sock = socket.create_connection(("127.0.0.1", service.port))
+        sock.sendall(head + b"[" if number % 2 else head[:40])
+        stalled.append(sock)
+    try:
+        assert service.get("/health").status_code == 200  # answered meanwhile
+        for number, sock in enumerate(stalled):
+            answer = _answer_of(sock)
+            assert answer.startswith("HTTP/1.1 408"), (number, answer[:200])
+            assert _closed(sock)  # the socket is given back, not held
+    finally:
+        for sock in stalled:
+            sock.close()
+    assert service.get("/health").json()["records"] == len(RECORDS)
+    log = service.stop()
+    assert "Traceback" not in log and "ClientDisconnect" not in log and len(log.splitlines()) <= 4, log[:2000]
+
+
 def test_texts_the_command_line_skips_get_400_with_its_reasons(built, serve, new_core, tmp_path):
     service = serve("--solr-url", built.url)
     bad = {"nul": "Art's Deli\x00 12224 Ventura Blvd.", "lone": "Art's Deli \ud800 12224 Ventura Blvd.",

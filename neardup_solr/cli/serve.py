@@ -46,6 +46,9 @@ DEFAULT_LABELS = Path("labels.tsv")
 @click.option("--max-body", type=click.IntRange(1, 1024), default=DEFAULT_MAX_BODY_MIB, show_default=True,
               metavar="MIB", help="The most MiB a POST /records body may hold; a larger one is refused (413) "
               "without being read.")
+@click.option("--client-timeout", type=click.FloatRange(0, min_open=True), default=30.0, show_default=True,
+              metavar="SECONDS", help="How long a client may leave a request half sent (its headers not all there, "
+              "or its body paused) before it gets 408 and its connection is closed.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Service processes answering requests side by side (each about 100 MB); more serve more "
               "clients at once, up to about the machine's cores.")
@@ -54,7 +57,8 @@ DEFAULT_LABELS = Path("labels.tsv")
 # Solr may be down when the service starts: /health says so, and every call answers 503 until it is back.
 @solr_connection(ping=False)
 def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pairs: Path | None,
-          allow_hosts: tuple[str, ...], max_body: int, workers: int, log_level: str, solr: Solr) -> None:
+          allow_hosts: tuple[str, ...], max_body: int, client_timeout: float, workers: int, log_level: str,
+          solr: Solr) -> None:
     """Serve the index over HTTP: add records and get their near duplicates in one call.
 
     \b
@@ -79,8 +83,9 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     posted. Errors are JSON {"error", "hint"}: 400 bad JSON, a bad record
     (the reason `neardup index` gives) or a bad label, or a Host it does not
     answer to, 401 a write without the token, 404 no such record, 409 index
-    never built, 413 a body over --max-body, 503 Solr unreachable (/health
-    says so within a second). It listens on 127.0.0.1 unless
+    never built, 408 a request left half sent for --client-timeout, 413 a
+    body over --max-body, 503 Solr unreachable (/health says so within a
+    second). It listens on 127.0.0.1 unless
     told otherwise, and refuses any other address without --token-file;
     with a token, POST and DELETE need it, and the review page asks for it
     once (a sign-in form; a same-site cookie then opens the page's label
@@ -116,7 +121,7 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     hosts = service.served_hosts(host, allow_hosts)
     if workers == 1:
         service.serve(NearDuplicates(solr), host=host, port=port, token=token, labels=labels, pairs=clusters,
-                      log_level=log_level, hosts=hosts, max_body=max_body * 2**20)
+                      log_level=log_level, hosts=hosts, max_body=max_body * 2**20, client_timeout=client_timeout)
         return
     # Each worker makes its app anew from these (worker_app); the Solr options are the command's own.
     given = click.get_current_context().params
@@ -125,8 +130,10 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
         # The URL as given (with any credentials it holds), or the one ZooKeeper named.
         "solr_url": solr.url if given["zk_host"] else given["solr_url"], **{k: str(v) if isinstance(v, Path) else v for k, v in solr_options.items()},
         "token_file": str(token_file) if token_file else None, "labels": str(labels_file),
-        "pairs": str(pairs) if pairs else None, "hosts": sorted(hosts), "max_body": max_body * 2**20})
-    service.serve_workers(f"{__name__}:worker_app", workers, host=host, port=port, token=token, log_level=log_level)
+        "pairs": str(pairs) if pairs else None, "hosts": sorted(hosts), "max_body": max_body * 2**20,
+        "client_timeout": client_timeout})
+    service.serve_workers(f"{__name__}:worker_app", workers, host=host, port=port, token=token, log_level=log_level,
+                          client_timeout=client_timeout)
 
 
 def worker_app():
@@ -145,4 +152,4 @@ def worker_app():
     return service.create_app(
         NearDuplicates(solr), token=token, labels=LabelStore(options["labels"], on_bad=lambda _: None),
         pairs=PairClusters(Path(options["pairs"])) if options["pairs"] else None, hosts=options["hosts"],
-        max_body=options["max_body"])
+        max_body=options["max_body"], client_timeout=options["client_timeout"])
