@@ -29,8 +29,8 @@ from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
 from .clusters import Cluster, cluster_pairs
 from .collisions import MAX_BUCKET
-from .errors import InputError, NeardupError
-from .indexer import BATCH_SIZE, index_records, replace_index
+from .errors import IndexBeingReplaced, InputError, NeardupError
+from .indexer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
 from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem, source_of
@@ -40,7 +40,7 @@ from .sampling import choose_banding
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
-from .state import IndexSettings, save_model
+from .state import IndexSettings, Stamp, mark_replacing, save_model, stamp
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 # The libraries whose tables index() and add() take, told by their types' module.
@@ -115,6 +115,10 @@ class NearDuplicates:
         self.solr = solr if isinstance(solr, Solr) else Solr(solr, timeout=timeout, retries=retries, auth=auth,
                                                              verify=verify)
         self._searches: dict[float | None, OnlineSearch] = {}
+        # How a write judges a replacement marked on the index: ``None`` watches
+        # it (up to indexer.STALE seconds, when it shows no life); a long-lived
+        # client (a service's worker) sets what it has seen of them instead.
+        self.heartbeats: Heartbeats | None = None
 
     @property
     def settings(self) -> IndexSettings:
@@ -201,6 +205,8 @@ class NearDuplicates:
             InputError: a record (a table's row, named by its number) breaks
                 the id or text rules, or there was no record at all (the
                 index is left as it was).
+            IndexBeingReplaced: another replacement of the index is under
+                way (the index is left to it).
             MissingField: a table has no column ``id``, or one named in ``text``.
             MissingExtra: a table, and pyarrow is not installed.
             NeardupError: ``source`` breaks the source rule (no request is sent).
@@ -235,23 +241,68 @@ class NearDuplicates:
 
         Returns:
             How many were added. Costs a request to see which kind of
-            records the index holds, one update request per batch and a
+            records the index holds, two to see it is not being replaced
+            (before and after), one update request per batch and a
             commit, after the wait :meth:`index` makes for a replaying
             Solr; memory holds four batches.
 
         Raises:
             InputError: as :meth:`index`; also records of a source added to an
                 index of records without one, or the other way round.
+            IndexBeingReplaced: the index is being replaced (a write now
+                would be lost with it), or was while the records were added
+                (they may be lost: add them again when it is done).
             MissingField, MissingExtra, NeardupError, SolrUnavailable,
             SolrFailure: as :meth:`index`.
         """
         distinct = isinstance(records, RecordReader)  # a file's reader skips an id it saw before
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
+        before = self._writable()
         self._check_unmixed(source)
         self._changed()
-        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress,
-                             distinct=distinct)
+        count = index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress,
+                              distinct=distinct)
+        self._kept_since(before, f"{count} records were added")
+        return count
+
+    def _writable(self) -> Stamp:
+        """The index's stamp, when a write to it now would be kept: no
+        replacement of it is alive (one marked that shows no life is
+        forgotten). One request; up to indexer.STALE seconds of watching a
+        replacement that shows no life (none with :attr:`heartbeats`).
+
+        Raises:
+            IndexBeingReplaced: a replacement is under way.
+        """
+        found = stamp(self.solr)
+        building = found.replacing
+        if not building:
+            return found
+        if self.heartbeats is not None:
+            living = self.heartbeats.alive(self.solr, building)
+        else:
+            living = bool(alive(self.solr, [building]))
+            if not living and stamp(self.solr).replacing == building:
+                mark_replacing(self.solr, "")  # a killed run's mark, forgotten (its core is left to the next run)
+        if living:
+            raise IndexBeingReplaced(f"the index at {self.solr.url} is being replaced (a new build of it is under "
+                                     f"way in {building}): a write now would be lost with it", building)
+        return found
+
+    def _kept_since(self, before: Stamp, what: str) -> None:
+        """Refuse to call a write done when the index was replaced, or began
+        to be, while it was written (a :meth:`_writable` ``before`` it): what
+        it wrote may be lost with the old index. One request.
+
+        Raises:
+            IndexBeingReplaced: so it was.
+        """
+        after = stamp(self.solr)
+        if after.build != before.build or (after.replacing and after.replacing != before.replacing):
+            raise IndexBeingReplaced(f"the index at {self.solr.url} was replaced, or began to be, while {what}: "
+                                     "they may be lost with the old index", after.replacing or after.build,
+                                     hint="write them again (when the replacement is done)")
 
     def _check_unmixed(self, source: str) -> None:
         """Refuse records of ``source`` for an index of records without a
@@ -429,17 +480,21 @@ class NearDuplicates:
 
         Returns:
             Those of ``ids`` that were indexed. Costs a lookup per 1000 ids,
-            a delete and a commit, after the wait :meth:`index` makes for a
+            a delete and a commit, and two requests to see the index is not
+            being replaced, after the wait :meth:`index` makes for a
             replaying Solr.
 
         Raises:
+            IndexBeingReplaced: as :meth:`add`.
             SolrUnavailable, SolrFailure: as :meth:`index`.
         """
         self.solr.wait_until_replayed()
+        before = self._writable()
         present = set(self.solr.texts(list(ids)))
         self.solr.delete_ids(list(ids))
         self.solr.commit()
         self._changed()
+        self._kept_since(before, f"{len(present)} records were deleted")
         return [i for i in ids if i in present]
 
     def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:

@@ -90,3 +90,14 @@ class MissingExtra(NeardupError):
         self.feature = feature
         self.package = package
         self.extra = extra
+
+
+class IndexBeingReplaced(NeardupError):
+    """The index is being replaced (a new build of it is under way beside
+    it, ``building``): a write now would be lost with the old index, and a
+    second replacement would undo the first. Exit code 1: run the command
+    again when the replacement is done."""
+
+    def __init__(self, message: str, building: str, hint: str = "try again when it is done"):
+        super().__init__(message, hint=hint)
+        self.building = building

@@ -81,12 +81,13 @@ from starlette.requests import ClientDisconnect
 
 from . import __version__
 from .api import NearDuplicates, as_record
-from .errors import InputError, NeardupError, SolrFailure, SolrUnavailable
+from .errors import IndexBeingReplaced, InputError, NeardupError, SolrFailure, SolrUnavailable
+from .indexer import Heartbeats
 from .labels import LabelStore, gold_text, label_problem, label_rows
 from .record import MAX_LINE_BYTES, Record, checked_source, field_problem, in_source, size_problem
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, PairClusters, State, render_review
 from .search import Match
-from .state import built_settings
+from .state import built_settings, stamp
 from .text import is_blank
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -473,9 +474,11 @@ class ServiceState:
 
     ``nd`` is the :class:`NearDuplicates` the app was made for: its Solr
     connection serves every request, and /health reports its settings.
-    ``reader`` is the one reads share; a write replaces it with the one it
-    used, in one assignment, so no read sees half of it (:func:`create_app`
-    says why). ``built`` is set once the index is known to have been built
+    ``reader`` is the one reads share (:meth:`current`), made at the
+    index's ``generation``; a write replaces it with the one it used, in
+    one assignment, so no read sees half of it (:func:`create_app` says
+    why). ``heartbeats`` is what the writes have seen of replacements of
+    the index. ``built`` is set once the index is known to have been built
     (:func:`ensure_built`); ``health_threads`` are /health's own threads
     (``HEALTH_THREADS``)."""
 
@@ -487,11 +490,30 @@ class ServiceState:
     max_body: int
     client_timeout: float = CLIENT_TIMEOUT
     reader: NearDuplicates = field(init=False)
+    generation: str | None = None
+    heartbeats: Heartbeats = field(default_factory=Heartbeats)
     built: threading.Event = field(default_factory=threading.Event)
     health_threads: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(HEALTH_THREADS))
 
     def __post_init__(self) -> None:
         self.reader = self.nd
+
+    def current(self) -> NearDuplicates:
+        """The reader, made anew when the index changed since it was made
+        (a new build, a new model: its generation, ``state.stamp``), so what
+        it keeps (the settings, the model, word frequencies) is the index's,
+        in every worker of the service. One request."""
+        generation = stamp(self.nd.solr).generation
+        if generation != self.generation:
+            self.reader, self.generation = NearDuplicates(self.nd.solr), generation
+        return self.reader
+
+    def writer(self) -> NearDuplicates:
+        """A NearDuplicates for one write, judging replacements by what the
+        service has seen of them (no wait)."""
+        writer = NearDuplicates(self.nd.solr)
+        writer.heartbeats = self.heartbeats
+        return writer
 
     def label_store(self) -> LabelStore:
         """The labels; a service that keeps none answers 409."""
@@ -630,7 +652,7 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     given = _records_of(body)
     records = list(in_source(given, source))
     ensure_built(service)
-    writer = NearDuplicates(service.nd.solr)
+    writer = service.writer()
     added = writer.add(given, source=source)
     answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
                                                                            limit=limit)]}
@@ -649,7 +671,7 @@ def duplicates(service: Shared, text: str = Query(..., description="any text, in
     _checked_sources(against)
     if is_blank(text):
         raise InputError("the text has no letters or digits", hint="give some text to look up")
-    matches = service.reader.query(text, source=against, cut=cut, threshold=threshold, limit=limit)
+    matches = service.current().query(text, source=against, cut=cut, threshold=threshold, limit=limit)
     return {"query": {"text": text}, "matches": [_match(m) for m in matches]}
 
 
@@ -662,7 +684,7 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
                       threshold: float | None = Query(None, ge=0, le=1, deprecated=True, description=OLD_CUT_HELP)):
     """The near duplicates of an indexed record, best first."""
     _checked_sources(against)
-    reader = service.reader
+    reader = service.current()
     text = _text(reader, record_id)
     matches = reader.query(text, exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
     return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
@@ -672,7 +694,7 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
                       responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
 def delete_record(service: Shared, record_id: str):
     """Delete a record and commit."""
-    writer = NearDuplicates(service.nd.solr)
+    writer = service.writer()
     present = writer.delete([record_id])
     service.reader = writer
     if not present:
@@ -810,10 +832,10 @@ def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, 
     state = State.of(request.query_params)
     shown: dict[str, Any] = {}
     failures: list[Exception] = []
-    nd, pairs = service.reader, service.pairs
-    parts = [lambda: _looked_up(nd, state, limit)]
+    pairs = service.pairs
+    parts = [lambda: _looked_up(service.current(), state, limit)]
     if pairs is not None:
-        parts.append(lambda: {"clusters": pairs.page(state, nd.texts)})
+        parts.append(lambda: {"clusters": pairs.page(state, service.reader.texts)})
     for part in parts:
         try:
             shown.update(part())
@@ -869,7 +891,7 @@ def _form_failure(state: State, err: Exception) -> HTMLResponse:
 
 def _status(err: NeardupError) -> int:
     """The HTTP status of a typed error."""
-    if isinstance(err, SolrUnavailable):
+    if isinstance(err, (SolrUnavailable, IndexBeingReplaced)):
         return 503
     if isinstance(err, SolrFailure):
         return 502

@@ -11,6 +11,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import takewhile
@@ -410,11 +411,17 @@ def _timed_out(error: BaseException | None) -> bool:
 
 
 def _reason(answer: requests.Response) -> str:
-    """What Solr said was wrong: its JSON error message, else the body's start."""
+    """What Solr said was wrong: its JSON error message, else the body's
+    start (of an HTML page, as Jetty answers for a core that is not there,
+    its text without the markup)."""
     try:
         return str(answer.json()["error"]["msg"])
     except (ValueError, KeyError, TypeError):
-        return answer.text[:MESSAGE_CHARS] or answer.reason
+        text = answer.text
+        if text.lstrip().startswith("<"):
+            title = re.search(r"<title>(.*?)</title>", text, re.S | re.I)
+            text = title[1] if title else re.sub(r"<[^>]*>", " ", text)
+        return " ".join(text.split())[:MESSAGE_CHARS] or answer.reason
 
 
 # An error message is one line on a terminal; Solr's own can run to a stack trace.

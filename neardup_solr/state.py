@@ -9,7 +9,16 @@ that built the index:
   :class:`IndexSettings`, written when all records of a new index are
   committed (so an index holding them was built: :func:`built_settings`);
 - ``neardup.model``: the match model the last report fitted, as JSON
-  (empty when the records it was fitted to are gone).
+  (empty when the records it was fitted to are gone);
+- ``neardup.generation``: a new number each time the settings or the model
+  change (a build, a report), so a reader that keeps them (a service's
+  worker) sees in one request whether what it keeps is the index's
+  (:func:`stamp`), and ``neardup.build``, the build the records are of (a
+  new value at each replacement), so a writer sees whether the index was
+  replaced under its write;
+- ``neardup.replacing``: set on the served index while a replacement builds
+  its successor (the name of the core or collection it builds in), so
+  writes that would be lost with the old index are refused meanwhile.
 
 Each read or write here is one request to Solr.
 """
@@ -17,6 +26,7 @@ Each read or write here is one request to Solr.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -96,13 +106,57 @@ def built_settings(solr: Solr) -> IndexSettings | None:
 
 
 MODEL_PROPERTY = PREFIX + "model"
+GENERATION_PROPERTY = PREFIX + "generation"
+BUILD_PROPERTY = PREFIX + "build"
+REPLACING_PROPERTY = PREFIX + "replacing"
+
+
+def new_generation() -> str:
+    """A generation no earlier change of an index had: the time in nanoseconds."""
+    return str(time.time_ns())
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a reader or a writer checks of an index (one request,
+    :func:`stamp`): its ``generation`` (settings and model), its ``build``
+    (the records' replacement) and the replacement building its successor,
+    if one is marked (``replacing``). "" for what an index does not keep
+    (one built before these were kept)."""
+
+    generation: str = ""
+    build: str = ""
+    replacing: str = ""
+
+
+def stamp(solr: Solr) -> Stamp:
+    """The index's :class:`Stamp`."""
+    stored = solr.user_properties()
+    return Stamp(stored.get(GENERATION_PROPERTY, ""), stored.get(BUILD_PROPERTY, ""),
+                 stored.get(REPLACING_PROPERTY, ""))
+
+
+def save_built(solr: Solr, settings: IndexSettings, build: str) -> None:
+    """Keep what a new build is with its records: its settings, its build
+    ``build``, a new generation, no model yet and no replacement marked
+    (one request, and one reload of the core)."""
+    solr.set_user_properties({**{PREFIX + k: str(v) for k, v in asdict(settings).items()},
+                              BUILD_PROPERTY: build, GENERATION_PROPERTY: new_generation(),
+                              REPLACING_PROPERTY: "", MODEL_PROPERTY: ""})
+
+
+def mark_replacing(solr: Solr, building: str) -> None:
+    """Mark the index as being replaced by a build in ``building`` ("": no
+    longer)."""
+    solr.set_user_properties({REPLACING_PROPERTY: building})
 
 
 def save_model(solr: Solr, model: MatchModel | None) -> None:
     """Keep the match model with the index, for online queries (``None``
-    forgets it: the records it was fitted to are gone)."""
+    forgets it: the records it was fitted to are gone), under a new
+    generation."""
     stored = "" if model is None else json.dumps(model.to_dict(), separators=(",", ":"))
-    solr.set_user_properties({MODEL_PROPERTY: stored})
+    solr.set_user_properties({MODEL_PROPERTY: stored, GENERATION_PROPERTY: new_generation()})
 
 
 def load_model(solr: Solr) -> MatchModel | None:

@@ -8,11 +8,13 @@ pair file byte for byte. The cloud's versions of these are in test_cloud.py.
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import requests
 
-from conftest import _homes, free_port, run_cli, write_records
+from conftest import _homes, child_env, free_port, run_cli, write_records
 from test_crash import cli_process, interrupted
 from test_security import PASSWORD, USER, security_json
 
@@ -248,3 +250,44 @@ def test_standard_input_cut_short_leaves_the_index_as_it_was(core, restaurant_re
     done = run_cli("index", "-", "--solr-url", core.url, "-q", input=cut[:cut.rindex("\n") + 1])
     assert done.returncode == 0, done.stderr
     assert Solr(core.url).count() == cut.count("\n")
+
+
+def test_a_second_replacement_or_an_append_while_one_runs_is_refused_in_one_line(core, restaurant_records, tmp_path):
+    # Before, the second replacement removed the first one's new core as a leftover, and the first failed with
+    # 544 bytes of Solr's HTML (HTTP 404); an append went to the index being replaced, and was lost with it.
+    indexed(core.url, restaurant_records)
+    lines = new_records(tmp_path / "new.txt").read_text().splitlines(keepends=True)
+    first = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20", "--band-rows", "5",
+                              "--solr-url", core.url, "-q"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=child_env())
+    try:
+        before = adds_by_core([core.base_url], core.name)
+        first.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
+        first.stdin.flush()
+        while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:  # under way, its input held open
+            assert first.poll() is None, first.stderr.read()
+            time.sleep(0.05)
+        other = write_records(tmp_path / "other.txt", [f"x{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(200)])
+        second = run_cli("index", str(other), "--solr-url", core.url, "-q")
+        assert second.returncode == 1, second.stderr
+        last = second.stderr.splitlines()[-1]  # after the banding it chose
+        assert "Traceback" not in second.stderr and second.stderr.count("error") == 1
+        assert last.startswith(f"neardup: error: another replacement of the index at {core.url} is under way")
+        assert last.endswith("(hint: run this again when it is done)")
+        append = run_cli("index", "--append", str(other), "--solr-url", core.url, "-q")
+        assert append.returncode == 1, append.stderr
+        assert append.stderr.count("\n") == 1 and "Traceback" not in append.stderr
+        assert append.stderr.startswith(f"neardup: error: the index at {core.url} is being replaced")
+        first.stdin.write("".join(lines[-100:]))
+        first.stdin.close()
+        stderr = first.stderr.read()
+        assert first.wait(timeout=300) == 0, stderr
+    finally:
+        if first.poll() is None:
+            first.kill()
+    solr = Solr(core.url)
+    assert solr.count() == NEW_RECORDS and solr.texts(["x1", "n1"]).keys() == {"n1"}
+    assert leftovers(core.base_url, core.name) == set()
+    # Done, it takes appends and replacements again.
+    assert run_cli("index", "--append", str(other), "--solr-url", core.url, "-q").returncode == 0
+    assert solr.count() == NEW_RECORDS + 200
