@@ -21,7 +21,7 @@ printed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from typing import Union
 
 from .bands import Choice
@@ -252,6 +252,12 @@ class NearDuplicates:
             IndexBeingReplaced: the index is being replaced (a write now
                 would be lost with it), or was while the records were added
                 (they may be lost: add them again when it is done).
+
+        An add that fails part way (Solr refusing a batch, a bad record
+        further on) says so in its error: the records sent before it were
+        not committed, but Solr may still add any of them, at its next
+        commit or restart; adding the same records again ends as one clean
+        add would.
             MissingField, MissingExtra, NeardupError, SolrUnavailable,
             SolrFailure: as :meth:`index`.
         """
@@ -261,8 +267,18 @@ class NearDuplicates:
         before = self._writable()
         self._check_unmixed(source)
         self._changed()
-        count = index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress,
-                              distinct=distinct)
+        read = _Counted.of(records)
+        try:
+            count = index_records(self.solr, read, self.settings, batch_size=batch_size, progress=progress,
+                                  distinct=distinct)
+        except NeardupError as err:
+            if read.count and not isinstance(err, IndexBeingReplaced):
+                # What was sent before the failure is in Solr's transaction log, uncommitted: its next
+                # commit (anyone's) or a restart may add it. Adding the same records again converges.
+                err.message += (f"; the add stopped after {read.count} records: they were not committed, but Solr "
+                                "may still add any of them (at its next commit, or when it restarts)")
+                err.hint = "add the same records again once Solr is well: those it has are replaced"
+            raise
         self._kept_since(before, f"{count} records were added")
         return count
 
@@ -513,6 +529,29 @@ class NearDuplicates:
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+class _Counted:
+    """``records``, counting those taken from it (:meth:`of`: with their
+    length, when they have one, for progress)."""
+
+    def __init__(self, records: Iterable[Record]):
+        self.records = records
+        self.count = 0
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> _Counted:
+        return _CountedSized(records) if isinstance(records, Sized) else cls(records)
+
+    def __iter__(self) -> Iterator[Record]:
+        for record in self.records:
+            self.count += 1
+            yield record
+
+
+class _CountedSized(_Counted):
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 def _renamed(value, old):

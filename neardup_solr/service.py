@@ -29,7 +29,8 @@ without the token, 404 no such record, 408 a request left half sent
 (``CLIENT_TIMEOUT``; the connection closed), 409 the index was never built, 413 a
 body over its cap (refused as soon as that is known, the rest unread), 415
 records or a label not sent as JSON, 502 Solr answered with an error, 503
-Solr unreachable (``/health``: Solr did not answer within a second).
+Solr unreachable (``/health``: Solr did not answer within a second) or, for
+a write, the index being replaced (the write would be lost with it).
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need

@@ -264,3 +264,39 @@ def leftovers(core: Solr) -> set[str]:
     """Cores a replacement of ``core`` built and left behind."""
     found = requests.get(f"{core.base_url}/admin/cores", params={"action": "STATUS", "wt": "json"}, timeout=30).json()
     return {name for name in found["status"] if name.startswith(f"{core.name}__")}
+
+
+def test_a_failed_append_says_what_may_stay_and_a_rerun_converges_across_a_restart(tmp_path, records_file, core):
+    # Solr takes the append's first batches, then refuses the rest (as it does once its disk is full): the batches
+    # it took are in its transaction log, uncommitted, and a restart adds them (9,096 records appeared so).
+    from faults import FaultyProxy
+
+    lines = records_file.read_text().splitlines(keepends=True)
+    first, more = tmp_path / "first.txt", tmp_path / "more.txt"
+    first.write_text("".join(lines[:1000]))
+    more.write_text("".join(lines[1000:]))
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        assert run_cli("index", str(first), "--solr-url", node.url, "-q").returncode == 0
+        is_add = lambda method, path, body: "/update" in path and body.lstrip().startswith(b"[")  # noqa: E731
+        with FaultyProxy(node.base_url.rsplit("/solr", 1)[0], failures=10_000, match=is_add, after=4) as proxy:
+            done = run_cli("index", "--append", str(more), "--no-pairs", "--retries", "0", "-q",
+                           "--solr-url", f"{proxy.base}/solr/neardup")
+        assert done.returncode == 5, done.stderr
+        line = done.stderr.strip().splitlines()[-1]
+        assert "Traceback" not in done.stderr and line.startswith("neardup: error: Solr update failed"), line
+        assert "; the add stopped after " in line and "Solr may still add any of them" in line, line
+        assert line.endswith("(hint: add the same records again once Solr is well: those it has are replaced)"), line
+        assert Solr(node.url).count() == 1000  # nothing of it committed
+        local_solr.stop(data_dir)
+        node = local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        assert 1000 <= Solr(node.url).count() <= len(lines)  # some may stay, as it said
+        again = run_cli("index", "--append", str(more), "--no-pairs", "--solr-url", node.url, "-q")
+        assert again.returncode == 0, again.stderr
+        # As after one clean append, whatever stayed.
+        assert run_cli("index", str(first), "--solr-url", core.url, "-q").returncode == 0
+        assert run_cli("index", "--append", str(more), "--no-pairs", "--solr-url", core.url, "-q").returncode == 0
+        assert snapshot(Solr(node.url)) == snapshot(core)
+    finally:
+        local_solr.stop(data_dir)

@@ -85,7 +85,10 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     answer to, 401 a write without the token, 404 no such record, 409 index
     never built, 408 a request left half sent for --client-timeout, 413 a
     body over --max-body, 503 Solr unreachable (/health says so within a
-    second). It listens on 127.0.0.1 unless
+    second) or, for a write, the index being replaced by `neardup index`
+    (retry when it is done; every write answered 200 is kept). Each request
+    reads the index's generation first, so after `neardup index` or
+    `neardup report` every worker answers from the new index and model. It listens on 127.0.0.1 unless
     told otherwise, and refuses any other address without --token-file;
     with a token, POST and DELETE need it, and the review page asks for it
     once (a sign-in form; a same-site cookie then opens the page's label
