@@ -275,8 +275,8 @@ class NearDuplicates:
             if read.count and not isinstance(err, IndexBeingReplaced):
                 # What was sent before the failure is in Solr's transaction log, uncommitted: its next
                 # commit (anyone's) or a restart may add it. Adding the same records again converges.
-                err.message += (f"; the add stopped after {read.count} records: they were not committed, but Solr "
-                                "may still add any of them (at its next commit, or when it restarts)")
+                err.message += (f"; the add stopped after reading {read.count} records: Solr did not commit those "
+                                "it took, but may still add any of them (at its next commit, or when it restarts)")
                 err.hint = "add the same records again once Solr is well: those it has are replaced"
             raise
         self._kept_since(before, f"{count} records were added")

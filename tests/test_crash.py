@@ -286,7 +286,7 @@ def test_a_failed_append_says_what_may_stay_and_a_rerun_converges_across_a_resta
         assert done.returncode == 5, done.stderr
         line = done.stderr.strip().splitlines()[-1]
         assert "Traceback" not in done.stderr and line.startswith("neardup: error: Solr update failed"), line
-        assert "; the add stopped after " in line and "Solr may still add any of them" in line, line
+        assert "; the add stopped after reading " in line and "but may still add any of them" in line, line
         assert line.endswith("(hint: add the same records again once Solr is well: those it has are replaced)"), line
         assert Solr(node.url).count() == 1000  # nothing of it committed
         local_solr.stop(data_dir)
