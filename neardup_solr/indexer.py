@@ -289,10 +289,11 @@ def replace_index(
             save_built(new, settings, place.name)
         _admin(solr, place.swap)
     except SolrFailure as err:
+        gone = place.built and _log_version(solr, place.name) is None  # its core removed under it
         place.discard()
-        if place.built and _log_version(solr, place.name) is None:  # its core is gone: removed under it
+        if gone:
             raise SolrFailure(f"the core {place.name} this replacement of {solr.url} built in was removed while it "
-                              f"ran ({err.message}); the index was left as it was",
+                              "ran; the index was left as it was",
                               hint="run it again (another replacement that took this one for dead removes it)") from None
         raise
     except BaseException:

@@ -291,3 +291,36 @@ def test_a_second_replacement_or_an_append_while_one_runs_is_refused_in_one_line
     # Done, it takes appends and replacements again.
     assert run_cli("index", "--append", str(other), "--solr-url", core.url, "-q").returncode == 0
     assert solr.count() == NEW_RECORDS + 200
+
+
+def test_a_replacement_whose_new_core_is_removed_under_it_says_so_in_one_line(core, restaurant_records, tmp_path):
+    # As when a second replacement took it for a leftover: it failed with 544 bytes of Solr's HTML (HTTP 404).
+    indexed(core.url, restaurant_records)
+    before = served(core.url, tmp_path, "before.tsv")
+    lines = new_records(tmp_path / "new.txt").read_text().splitlines(keepends=True)
+    run = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20", "--band-rows", "5",
+                            "--solr-url", core.url, "-q"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=child_env())
+    try:
+        adds = adds_by_core([core.base_url], core.name)
+        run.stdin.write("".join(lines[:-100]))
+        run.stdin.flush()
+        while adds_since(adds, [core.base_url], core.name) < NEW_RECORDS // 2:
+            assert run.poll() is None, run.stderr.read()
+            time.sleep(0.05)
+        [building] = leftovers(core.base_url, core.name)
+        answer = requests.get(f"{core.base_url}/admin/cores", timeout=60, params={
+            "action": "UNLOAD", "core": building, "deleteIndex": "true", "deleteInstanceDir": "true"})
+        assert answer.status_code == 200, answer.text
+        run.stdin.write("".join(lines[-100:]))
+        run.stdin.close()
+        stderr = run.stderr.read()
+        assert run.wait(timeout=300) == 5, stderr
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert stderr.count("\n") == 1 and "<" not in stderr and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"neardup: error: the core {building} this replacement of {core.url} built in was "
+                             "removed while it ran"), stderr
+    assert served(core.url, tmp_path, "after.tsv") == before
+    assert leftovers(core.base_url, core.name) == set()
