@@ -22,6 +22,7 @@ printed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice
 from typing import Union
 
 from .bands import Choice
@@ -31,12 +32,13 @@ from .clusters import Cluster, cluster_pairs
 from .collisions import MAX_BUCKET
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index
+from .linkage import Linked, field_pairs
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
 from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
 from .records import RecordReader
 from .reference import reference_pairs
-from .sampling import choose_banding
+from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
@@ -52,7 +54,9 @@ def as_record(item: RecordLike) -> Record:
     the rules a file's lines are (the id rule, some letters or digits).
 
     An (id, text) pair is any two-item sequence (a tuple, or a list as
-    JSON reads one), not a string.
+    JSON reads one), not a string. A dict of an id and other keys but no
+    ``text`` is a record of fields (``{"id": 7, "name": ..., "city": ...}``),
+    compared field by field.
 
     Raises:
         InputError: not an (id, text) pair, or an id or text that breaks them.
@@ -61,6 +65,8 @@ def as_record(item: RecordLike) -> Record:
         return item
     if isinstance(item, Mapping) and "id" in item and "text" in item:
         record = Record(str(item["id"]), item["text"])
+    elif isinstance(item, Mapping) and "id" in item and len(item) > 2:
+        record = _fielded(item)
     elif isinstance(item, Sequence) and not isinstance(item, (str, bytes, bytearray)) and len(item) == 2:
         record = Record(str(item[0]), item[1])
     else:
@@ -70,6 +76,23 @@ def as_record(item: RecordLike) -> Record:
     if problem := record_problem(record.id, record.text):
         raise InputError(problem)
     return record
+
+
+def _fielded(item: Mapping) -> Record:
+    """A dict of an id and two or more fields as a record of fields (the
+    text their values joined), its values given as text or numbers."""
+    fields = []
+    for name, value in item.items():
+        if name == "id":
+            continue
+        if value is None:
+            value = ""
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = repr(value) if isinstance(value, float) else str(value)
+        elif not isinstance(value, str):
+            raise InputError(f"field {name!r} of id {item['id']!r} holds {type(value).__name__}, not text or a number")
+        fields.append((str(name), " ".join(value.split())))
+    return Record(str(item["id"]), " ".join(v for _, v in fields if v), tuple(fields))
 
 
 def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
@@ -209,16 +232,22 @@ class NearDuplicates:
         """
         reader = records if isinstance(records, RecordReader) else None
         records = in_source(as_records(records, id, text), source)
-        if bands is None and band_rows is None:
-            if reader is None:
-                records = list(records)
-            choice = choose_banding(reader or records, lsh_shingles)
+        choosing = bands is None and band_rows is None
+        drawn = reader
+        if reader is None:
+            # The banding is chosen from all records, drawn at random; the fields' kinds from the first ones.
+            records = list(records) if choosing else iter(records)
+            drawn = records if choosing else list(islice(records, SAMPLE_RECORDS))
+            if not choosing:
+                records = chain(drawn, records)
+        plan = choose_plan(drawn, lsh_shingles, banding=choosing)
+        if plan.choice is not None:
             if on_banding is not None:
-                on_banding(choice)
-            bands, band_rows = choice.banding.bands, choice.banding.band_rows
+                on_banding(plan.choice)
+            bands, band_rows = plan.choice.banding.bands, plan.choice.banding.band_rows
         settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
-                                 reference=reference)
+                                 reference=reference, fields=plan.fields)
         self.solr.wait_until_replayed()
         self._changed()
         return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
@@ -269,10 +298,12 @@ class NearDuplicates:
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
               progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
-              threshold: float | None = None) -> Verified:
+              threshold: float | None = None) -> Verified | Linked:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
-        for :meth:`query` and :meth:`pairs_of`.
+        for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
+        columns) are compared field by field (:mod:`neardup_solr.linkage`);
+        records of one text, by their text similarity (:mod:`neardup_solr.bulk`).
 
         Args:
             link: only pairs across sources (records indexed with different
@@ -306,6 +337,18 @@ class NearDuplicates:
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
+        settings = self.settings
+        if settings.fielded:
+            if _renamed(cut, threshold) is not None:
+                raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
+                                   "by their match probability", hint="leave the cut out")
+            linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
+                                 progress=progress, warn=warn)
+            if one_to_one:
+                linked.pairs = one_partner_each(linked.pairs)
+            save_model(self.solr, linked.model, linked.keys)
+            self._changed()
+            return linked
         verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
                              progress=progress, warn=warn)
         if one_to_one:

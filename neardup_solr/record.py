@@ -39,8 +39,15 @@ MAX_LINE_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Record:
+    """A record: its id, its text, and, when it was read from a table's
+    columns (CSV, TSV, Parquet, JSON Lines, a DataFrame), its ``fields``:
+    (name, value) in the order named, a missing value "". The text is the
+    fields' values joined. A record of two or more fields is compared field
+    by field (``fields.py``); one of one field or none, as its text."""
+
     id: str
     text: str
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,7 @@ def in_source(records: Iterable[Record], source: str) -> Iterator[Record]:
     checked_source(source)
     if not source:
         return iter(records)
-    return (Record(keyed(source, r.id), r.text) for r in records)
+    return (Record(keyed(source, r.id), r.text, r.fields) for r in records)
 
 
 def id_key(record_id: str) -> tuple[str, int, int, str]:

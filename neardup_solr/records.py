@@ -75,6 +75,8 @@ _BOM = "\ufeff"
 # one block, and a block's lines cost a few MB at most.
 READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
+# Between the items of a list (a JSON array, a Parquet list) made one field's value.
+LIST_SEPARATOR = "; "
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class _Entry:
     id: str = ""
     text: str = ""
     reason: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 class SeenIds:
@@ -205,7 +208,7 @@ class RecordReader:
                     if reason:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
-                    yield Record(entry.id, entry.text)
+                    yield Record(entry.id, entry.text, entry.fields)
         finally:
             seen.close()
             self.close()
@@ -318,9 +321,21 @@ def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
     return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
 
 
+def _one_line(value: str) -> str:
+    """A field's value on one line: line breaks to spaces, trimmed."""
+    return _LINE_BREAK.sub(" ", value).strip()
+
+
 def _joined(values: Iterable[str]) -> str:
     """Field values as one text: line breaks to spaces, empty ones left out."""
-    return " ".join(v for v in (_LINE_BREAK.sub(" ", value).strip() for value in values) if v)
+    return " ".join(v for v in map(_one_line, values) if v)
+
+
+def _fielded(names: Sequence[str], values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """A record's fields, (name, value on one line), when it has two or more."""
+    if len(names) < 2:
+        return ()
+    return tuple((name, _one_line(value)) for name, value in zip(names, values))
 
 
 class _RowTooLong(Exception):
@@ -511,7 +526,8 @@ def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, 
     for at in (id_at, *text_at):
         if reason := field_problem("column", columns[at], cells[at]):
             return _Entry(line, row, reason=reason)
-    return _Entry(line, row, record_id, _joined(cells[at] for at in text_at))
+    values = [cells[at] for at in text_at]
+    return _Entry(line, row, record_id, _joined(values), fields=_fielded([columns[at] for at in text_at], values))
 
 
 def _kind(value: Any) -> str:
@@ -546,18 +562,30 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _
     record_id = str(record_id).strip()
     if not record_id:
         return _Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
-    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_text(v)]
+    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_field(v)]
     texts = []
     for name in names:
         found = value.get(name)
         if found is None:
+            texts.append("")
             continue
-        if not _is_text(found):
-            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text or a number")
-        texts.append(found if isinstance(found, str) else json.dumps(found))
+        if isinstance(found, list) and all(_is_text(item) or item is None for item in found):
+            found = LIST_SEPARATOR.join(_as_text(item) for item in found if item is not None)
+        elif not _is_text(found):
+            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
+        texts.append(_as_text(found))
         if reason := field_problem("field", name, texts[-1]):
             return _Entry(number, reason=reason)
-    return _Entry(number, id=record_id, text=_joined(texts))
+    return _Entry(number, id=record_id, text=_joined(texts), fields=_fielded(names, texts))
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _is_field(value: Any) -> bool:
+    """Whether a JSON value can be a field: text, a number, or a list of them."""
+    return _is_text(value) or (isinstance(value, list) and all(_is_text(item) or item is None for item in value))
 
 
 def text_record(raw: bytes) -> Record | None:
@@ -567,4 +595,4 @@ def text_record(raw: bytes) -> Record | None:
     entry = _text_entry(0, _fitting(raw, MAX_LINE_BYTES), MAX_LINE_BYTES)
     if entry.reason or record_problem(entry.id, entry.text):
         return None
-    return Record(entry.id, entry.text)
+    return Record(entry.id, entry.text, entry.fields)

@@ -61,16 +61,24 @@ def test_parquet_values_read_as_the_csv_pyarrow_writes_of_the_same_table(tmp_pat
     from_parquet, reader = read(tmp_path / "r.parquet")
     assert from_parquet == read(tmp_path / "r.csv")[0]
     assert reader.bad == []
-    assert from_parquet[0] == Record("1", "Art's Deli, Inc. 3 2024-01-31 2024-01-31 12:00:05.000000 true 4")
+    assert (from_parquet[0].id, from_parquet[0].text) == ("1", "Art's Deli, Inc. 3 2024-01-31 2024-01-31 12:00:05.000000 true 4")
     assert from_parquet[1].text == 'The "Ivy" LA 2.5 2024-01-31 2024-01-31 12:00:05.000000 false'
-    # Named columns, in the order named; a list column has no text form and is left out by default.
-    table = table.append_column("tags", pa.array([["a"], ["b"], []]))
+    # Each column named is a field, in the order named, a missing value "".
+    assert from_parquet[2].fields == (("name", ""), ("price", "1e+20"), ("opened", "2024-01-31"),
+                                      ("seen", "2024-01-31 12:00:05.000000"), ("open", ""), ("stars", "5"))
+    # A list column's items are joined into its field, by default and when named.
+    table = table.append_column("tags", pa.array([["a", "b"], ["c"], []]))
     pq.write_table(table, tmp_path / "t.parquet")
     layout = Layout("id", ("price", "name"))
-    assert read(RecordFile.of(tmp_path / "t.parquet", layout=layout))[0][0] == Record("1", "3 Art's Deli, Inc.")
-    assert read(tmp_path / "t.parquet")[0] == from_parquet
-    with pytest.raises(InputError, match="column 'tags' holds list<.*>, which has no text form"):
-        read(RecordFile.of(tmp_path / "t.parquet", layout=Layout("id", ("tags",))))
+    assert read(RecordFile.of(tmp_path / "t.parquet", layout=layout))[0][0] == \
+        Record("1", "3 Art's Deli, Inc.", (("price", "3"), ("name", "Art's Deli, Inc.")))
+    assert [r.fields[-1] for r in read(tmp_path / "t.parquet")[0]] == [("tags", "a; b"), ("tags", "c"), ("tags", "")]
+    assert read(RecordFile.of(tmp_path / "t.parquet", layout=Layout("id", ("tags", "name"))))[0][0].text == \
+        "a; b Art's Deli, Inc."
+    with pytest.raises(InputError, match="column 'nested' holds struct<.*>, which has no text form"):
+        table = table.append_column("nested", pa.array([{"x": 1}] * 3))
+        pq.write_table(table, tmp_path / "n.parquet")
+        read(RecordFile.of(tmp_path / "n.parquet", layout=Layout("id", ("nested",))))
 
 
 def test_a_missing_parquet_column_is_the_error_a_csv_file_gets(tmp_path):

@@ -148,6 +148,8 @@ def in_option_words() -> Iterator[None]:
 def model_line(about: ReportSummary) -> str:
     """One line on the match model of a report's summary."""
     estimated = about.estimated
+    if about.fields is not None:
+        return _fields_line(about)
     if estimated is None:
         return (f"model: {about.candidates} candidate pairs are too few to fit; "
                 f"fixed cut {about.cut:.2f}, no probabilities")
@@ -161,6 +163,21 @@ def model_line(about: ReportSummary) -> str:
     return (f"model: {how}; estimated {estimated.true_pairs:.0f} true pairs, {estimated.proposed:.1%} of them "
             f"among {about.candidates} candidates; estimated precision {estimated.precision:.3f}, "
             f"recall {estimated.recall:.3f}{sharpened}")
+
+
+def _fields_line(about: ReportSummary) -> str:
+    fields, estimated = about.fields, about.estimated
+    model = fields.model
+    keys = ", ".join(fields.keys) or "none"
+    head = (f"model: {len(model.names)} fields compared one by one; candidates from the LSH bands and the keys "
+            f"{keys}, estimated to miss {fields.missed:.1%} of the true pairs")
+    if not fields.separated:
+        return (f"{head}; the model could not tell matches from non-matches among {about.candidates} candidates "
+                "(its estimates do not hold: check the fields, or label some pairs)")
+    sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
+                 if about.labeled_same + about.labeled_different else "")
+    return (f"{head}; estimated {estimated.true_pairs:.0f} true pairs among {about.candidates} candidates; "
+            f"estimated precision {estimated.precision:.3f}, recall {estimated.recall:.3f}{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:

@@ -1,0 +1,363 @@
+"""The default mode for records of fields: every pair, compared field by field.
+
+An index whose records have two or more fields (a table's columns;
+``IndexSettings.fields``) is reported here instead of by the text
+similarity of ``bulk.py``:
+
+1. every record's fields, band keys and id are read once (in id order);
+2. candidates are the pairs sharing an LSH band key of the joined text
+   (as for texts) or one of the keys chosen from the fields
+   (``keys.py``: each field's key form, or two fields' together, as long
+   as a key costs at most its budget of chance pairs);
+3. each field of each candidate is compared (``comparisons.py``), and so is
+   each field of a million random pairs, whose levels measure chance
+   agreement (u);
+4. the Fellegi-Sunter model (``fieldmodel.py``) is fitted to the candidates
+   by EM with u held fixed, and every candidate gets its match probability,
+   agreement on rare values weighing more (term frequencies from the whole
+   index); those of probability 1/2 or more are kept;
+5. the kept pairs get the word edit distance and the text similarity of
+   their joined texts, as the pairs of texts do.
+
+The estimates (precision: the kept pairs' mean probability; recall: their
+expected matches over all expected matches, the matches no key or band
+found included) and the keys used are the summary's
+(:class:`~neardup_solr.summary.FieldSummary`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .comparisons import Column, compare
+from .fieldmodel import FieldModel, chance, fit
+from .fields import FieldProfile
+from .keys import Key, choose_keys, key_codes, key_form, key_pairs, merge_pairs, missed_share
+from .bulk import text_pairs
+from .pairs import Pair, PairTables
+from .progress import Progress, Tally
+from .record import source_of
+from .schema import BAND_KEYS, ID, RECORD_FIELDS
+from .solr import Solr
+from .state import IndexSettings
+from .summary import FieldSummary, ReportSummary
+
+# Random pairs whose levels measure chance agreement: a million see a level
+# of one chance in a hundred thousand about ten times.
+RANDOM_PAIRS = 1_000_000
+RANDOM_SEED = 0
+# A pair found by the bands, not a key, is this bit; key k is bit k + 1.
+BAND_BIT = 1
+# Bucket of a band key or key larger than this are left out (``collisions.MAX_BUCKET``).
+MAX_BUCKET = 100
+
+
+@dataclass
+class Records:
+    """Every record of an index of fields, as read once: ids in id order,
+    each field as a :class:`~neardup_solr.comparisons.Column`, each
+    record's band keys as numbers."""
+
+    ids: list[str]
+    columns: list[Column]
+    bands: list[np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def read_records(solr: Solr, profiles: Sequence[FieldProfile], progress: Callable[[int], None] = lambda n: None
+                 ) -> Records:
+    """Every record's id, fields and band keys, in id order.
+
+    Costs one request per 1000 records (a cursor); memory holds each field's
+    distinct raw values while reading and its distinct normal forms after,
+    and 8 bytes a band key.
+    """
+    ids: list[str] = []
+    raw: list[list[str | None]] = [[] for _ in profiles]
+    bands: list[np.ndarray] = []
+    names = [p.name for p in profiles]
+    for doc in solr.iter_docs([ID, RECORD_FIELDS, BAND_KEYS], batch=READ_BATCH):
+        ids.append(doc[ID])
+        values = json.loads(doc.get(RECORD_FIELDS) or "{}")
+        for at, name in enumerate(names):
+            value = values.get(name)
+            raw[at].append(value if value else None)
+        keys = doc.get(BAND_KEYS) or ()
+        bands.append(np.array([int(k, 16) for k in keys], np.uint64))
+        if len(ids) % READ_BATCH == 0:
+            progress(READ_BATCH)
+    progress(len(ids) % READ_BATCH)
+    columns = [Column.of(p.kind, values) for p, values in zip(profiles, raw)]
+    return Records(ids, columns, bands)
+
+
+READ_BATCH = 1000
+
+
+def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of records sharing a band key (record numbers, smaller
+    first, each once); keys held by more than ``max_bucket`` records are
+    left out."""
+    counts = np.array([len(b) for b in bands], np.int64)
+    if not counts.sum():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = np.concatenate(bands).astype(np.uint64)
+    owner = np.repeat(np.arange(len(bands), dtype=np.int64), counts)
+    order = np.argsort(keys, kind="stable")
+    keys, owner = keys[order], owner[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    sizes = np.diff(np.append(starts, len(keys)))
+    lefts, rights = [], []
+    for size in np.unique(sizes).tolist():
+        if size < 2 or (max_bucket is not None and size > max_bucket):
+            continue
+        at = starts[sizes == size]
+        grid = owner[at[:, None] + np.arange(size)]
+        first, second = np.triu_indices(size, k=1)
+        a, b = grid[:, first].ravel(), grid[:, second].ravel()
+        lefts.append(np.minimum(a, b))
+        rights.append(np.maximum(a, b))
+    if not lefts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    left, right, _ = merge_pairs(np.concatenate(lefts), np.concatenate(rights),
+                                 np.zeros(sum(len(x) for x in lefts), np.int64))
+    distinct = left != right
+    return left[distinct], right[distinct]
+
+
+@dataclass
+class Found:
+    """Candidate pairs (record numbers, smaller first) and which bands or keys found each (bits)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    bits: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def where(self, keep: np.ndarray) -> Found:
+        return Found(self.left[keep], self.right[keep], self.bits[keep])
+
+
+def candidates(records: Records, keys: Sequence[Key], codes: Sequence[np.ndarray],
+               max_bucket: int | None = MAX_BUCKET) -> Found:
+    """The pairs sharing a band key or one of ``keys``, with the bits of what found them."""
+    band_left, band_right = band_pairs(records.bands, max_bucket)
+    key_left, key_right, key_bits = key_pairs(codes, keys, max_bucket)
+    left, right, bits = merge_pairs(np.concatenate([band_left, key_left]), np.concatenate([band_right, key_right]),
+                                    np.concatenate([np.full(len(band_left), BAND_BIT, np.int64), key_bits << 1]))
+    return Found(left, right, bits)
+
+
+def across(records: Records, found: Found) -> Found:
+    """The candidates whose two records are of different sources."""
+    sources: dict[str, int] = {}
+    numbered = np.fromiter((sources.setdefault(source_of(i), len(sources)) for i in records.ids), np.int32,
+                           len(records))
+    return found.where(numbered[found.left] != numbered[found.right])
+
+
+def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Pairs x fields levels of the pairs ``(left, right)``."""
+    if not len(left):
+        return np.zeros((0, len(columns)), np.int8)
+    return np.stack([compare(column, left, right) for column in columns], axis=1)
+
+
+def shares_of(columns: Sequence[Column], left: np.ndarray) -> np.ndarray:
+    """Pairs x fields: the share of the records filling each field that hold
+    ``left``'s value of it (what an exact agreement is weighed by)."""
+    if not len(left):
+        return np.zeros((0, len(columns)))
+    out = np.empty((len(left), len(columns)))
+    for f, column in enumerate(columns):
+        frequency = column.frequencies()
+        codes = column.codes[left]
+        out[:, f] = np.where(codes >= 0, frequency[np.maximum(codes, 0)], 1.0)
+    return out
+
+
+def random_pairs(records: Records, count: int = RANDOM_PAIRS, link: bool = False,
+                 seed: int = RANDOM_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` pairs of distinct records drawn at random (across sources
+    with ``link``), or every pair when there are fewer; the same records
+    give the same pairs, whatever order they were indexed in."""
+    n = len(records)
+    if n < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if n * (n - 1) // 2 <= count and not link:
+        left, right = np.triu_indices(n, k=1)
+        return left.astype(np.int64), right.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    left, right = rng.integers(0, n, count), rng.integers(0, n, count)
+    keep = left != right
+    if link:
+        found = across(records, Found(np.minimum(left, right), np.maximum(left, right), np.zeros(count, np.int64)))
+        return found.left, found.right
+    return np.minimum(left, right)[keep], np.maximum(left, right)[keep]
+
+
+def all_pairs(records: Records, link: bool) -> float:
+    """How many pairs there are: every pair of records, or with ``link`` every pair across sources."""
+    if not link:
+        return len(records) * (len(records) - 1) / 2
+    counts: dict[str, int] = {}
+    for i in records.ids:
+        source = source_of(i)
+        counts[source] = counts.get(source, 0) + 1
+    total = sum(counts.values())
+    return (total * total - sum(c * c for c in counts.values())) / 2
+
+
+def usable_bits(found: Found, keys: Sequence[Key], fields: int) -> np.ndarray:
+    """Bit f of a pair: whether a key not reading field f found it, so its
+    agreement on f is not forced. A band reads every field (the joined
+    text): the non-matches it brings look alike in all of them."""
+    usable = np.zeros(len(found), np.int64)
+    for f in range(fields):
+        forcing = BAND_BIT | sum(1 << (k + 1) for k, key in enumerate(keys) if f in key.fields)
+        usable |= ((found.bits & ~forcing) != 0).astype(np.int64) << f
+    return usable
+
+
+def key_agreement(columns: Sequence[Column], found: Found, usable: np.ndarray, posterior: np.ndarray) -> dict[int, float]:
+    """Each field's chance that a match agrees on its key form, where both
+    fill it: the posterior-weighted share among the candidates not forced to
+    agree on it."""
+    agree = {}
+    for f, column in enumerate(columns):
+        forms = np.array([key_form(column.kind, v) for v in column.values] + [""], object)
+        a, b = forms[column.codes[found.left]], forms[column.codes[found.right]]
+        filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
+        mask = filled & (((usable >> f) & 1) == 1)
+        weight = posterior[mask]
+        agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() else 0.0
+    return agree
+
+
+@dataclass
+class Linked(PairTables):
+    """The field records' pairs kept, the fitted model, the keys that made
+    candidates, and the report's summary. Iterating it gives the pairs;
+    ``to_pandas()`` and ``to_arrow()`` give them as a table."""
+
+    pairs: list[Pair]
+    model: FieldModel
+    keys: list[Key]
+    summary: ReportSummary
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
+                max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+                warn: Callable[[str], None] = lambda _: None,
+                tick: Callable[[int], None] = lambda n: None) -> tuple[Found, np.ndarray, FieldModel, list[Key],
+                                                                          ReportSummary]:
+    """Candidates, their probabilities, the model, the keys and the summary
+    of ``records`` (see the module's docstring)."""
+    names, kinds = [p.name for p in profiles], [p.kind for p in profiles]
+    codes = key_codes(records.columns)
+    keys = choose_keys(codes, profiles)
+    found = candidates(records, keys, codes, max_bucket)
+    if link:
+        found = across(records, found)
+    levels = levels_of(records.columns, found.left, found.right)
+    tick(len(found))
+    random_left, random_right = random_pairs(records, link=link)
+    u = chance(levels_of(records.columns, random_left, random_right), kinds)
+    usable = usable_bits(found, keys, len(profiles))
+    total = all_pairs(records, link)
+    min_share = 2.0 / max(len(records), 2)
+    model = fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+                min_share=min_share)
+    shares = shares_of(records.columns, found.left)
+    # What the keys and bands missed is estimated from the matches found, then counted into the prior.
+    posterior = model.probabilities(levels)
+    agree = key_agreement(records.columns, found, usable, posterior)
+    filled = [float((c.codes >= 0).mean()) if len(c) else 0.0 for c in records.columns]
+    by_keys = missed_share(agree, keys, filled)
+    by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
+    missed = by_keys * by_bands
+    if missed > 1e-3:
+        model = fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+                    min_share=min_share, found_share=1.0 - missed)
+    p = model.probabilities(levels, shares)
+    if labels:
+        p = _labeled(records, found, p, labels, warn)
+    kept = p >= 0.5
+    expected = float(p.sum()) / max(1.0 - missed, 1e-3)
+    labeled = [same for pair, same in (labels or {}).items()]
+    summary = ReportSummary.of_fields(
+        FieldSummary(keys=tuple(k.name(profiles) for k in keys), missed=missed, random_pairs=len(random_left),
+                     separated=model.separated, model=model),
+        candidates=len(found), true_pairs=expected, pairs=int(kept.sum()),
+        precision=float(p[kept].mean()) if kept.any() else 1.0,
+        recall=float(p[kept].sum() / expected) if expected else 1.0,
+        labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
+    if not model.separated:
+        warn("the field model could not tell matches from non-matches: its estimates do not hold")
+    return found, p, model, keys, summary
+
+
+def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[frozenset[str], bool],
+             warn: Callable[[str], None]) -> np.ndarray:
+    """``p`` with the labeled candidates at 1 (the same) or 0 (different)."""
+    position = {record_id: n for n, record_id in enumerate(records.ids)}
+    width = max(len(records), 1)
+    codes = found.left * width + found.right
+    at = {}
+    for pair, same in labels.items():
+        ends = sorted(position[i] for i in pair if i in position)
+        if len(ends) == 2:
+            at[ends[0] * width + ends[1]] = same
+    hits = np.flatnonzero(np.isin(codes, np.fromiter(at, np.int64, len(at))))
+    if len(hits) < len(labels):
+        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
+             "and do not count")
+    p = p.copy()
+    for h in hits.tolist():
+        p[h] = 1.0 if at[int(codes[h])] else 0.0
+    return p
+
+
+def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
+                labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
+                warn: Callable[[str], None] = lambda _: None) -> Linked:
+    """Every near-duplicate pair of an index of field records, and the
+    model fitted to all candidates (see the module's docstring).
+
+    Returns:
+        The kept pairs (smaller id first, in id order) with their word edit
+        distance, text similarity and match probability; the model, the keys
+        and the summary. Costs one request per 1000 records read, and the
+        requests of :func:`neardup_solr.bulk.weigh` for the kept pairs'
+        texts; memory holds every record's fields once (their distinct
+        values), 8 bytes a band key, and every candidate's levels (a byte a
+        field).
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    reading = Tally(progress, "reading records", solr.count())
+    records = read_records(solr, settings.fields, reading)
+    verifying = Tally(progress, "verifying candidates", None)
+    found, p, model, keys, summary = fit_records(records, settings.fields, link=link, max_bucket=max_bucket,
+                                                 labels=labels, warn=warn, tick=verifying)
+    kept = np.flatnonzero(p >= 0.5)
+    pairs = text_pairs(solr, records.ids, found.left[kept], found.right[kept], p[kept].tolist())
+    return Linked(pairs, model, keys, summary)
+
+
+__all__ = ["Linked", "Records", "field_pairs", "fit_records", "read_records"]
