@@ -108,7 +108,7 @@ def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
     settings, blocking = recipe(frame, id_column)
     logging.getLogger("splink").setLevel(logging.ERROR)
     db = DuckDBAPI(connection=duckdb.connect())
-    linker = Linker(db.register(frame), settings)
+    linker = Linker(db.register(frame), settings, log_level=logging.ERROR)
     linker.training.estimate_u_using_random_sampling(max_pairs=U_PAIRS, seed=seed)
     for column in blocking:
         try:

@@ -22,6 +22,7 @@ printed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace as dataclass_replace
 from itertools import chain, islice
 from typing import Union
 
@@ -31,14 +32,14 @@ from .candidates import MINHASH, SHINGLES
 from .clusters import Cluster, cluster_pairs
 from .collisions import MAX_BUCKET
 from .errors import InputError, NeardupError
-from .indexer import BATCH_SIZE, index_records, replace_index
+from .indexer import BATCH_SIZE, index_records, replace_index, stored_records
 from .linkage import Linked, field_pairs
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
-from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
+from .record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem
 from .records import RecordReader
 from .reference import reference_pairs
-from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan
+from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
 from .schema import ID, TEXT
 from .search import Match, OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
@@ -247,7 +248,7 @@ class NearDuplicates:
             bands, band_rows = plan.choice.banding.bands, plan.choice.banding.band_rows
         settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
-                                 reference=reference, fields=plan.fields)
+                                 reference=reference, fields=plan.fields, chosen=choosing)
         self.solr.wait_until_replayed()
         self._changed()
         return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
@@ -260,10 +261,16 @@ class NearDuplicates:
         as it was; an id of that source indexed already is replaced. Their
         pairs come from :meth:`pairs_of`.
 
+        Records of a source the index did not hold, or of fields it was not
+        planned for, make its plan again from all it holds, and rebuild it
+        when the plan changed (:meth:`_replan`): the banding and the fields
+        then come from every source, whichever was indexed first.
+
         Returns:
             How many were added. Costs one update request per batch and a
             commit, after the wait :meth:`index` makes for a replaying
-            Solr; memory holds four batches.
+            Solr, and a request to ask whether the source is new; memory
+            holds four batches.
 
         Raises:
             InputError, MissingField, MissingExtra, NeardupError, SolrUnavailable,
@@ -272,7 +279,42 @@ class NearDuplicates:
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
         self._changed()
-        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
+        settings = self.settings
+        new_source = bool(source) and not self.solr.count_starting(ID, key_prefix(source))
+        known = {p.name for p in settings.fields}
+        misfits: list[str] = []
+
+        def seen(given: Iterable[Record]) -> Iterator[Record]:
+            for record in given:
+                # A record of fields the index was not planned for (or of none) changes the plan.
+                if settings.fielded and not misfits and (len(record.fields) < 2
+                                                         or not {n for n, _ in record.fields} <= known):
+                    misfits.append(record.id)
+                yield record
+
+        count = index_records(self.solr, seen(records), settings, batch_size=batch_size, progress=progress)
+        if count and (new_source or misfits):
+            self._replan(settings, progress)
+        return count
+
+    def _replan(self, settings: IndexSettings, progress: Progress | None = None) -> IndexSettings:
+        """The index's plan (its banding, when chosen from the records, and
+        its fields' profiles) made again from a sample of all it holds
+        (:func:`~neardup_solr.sampling.index_sample`, which does not depend
+        on the order records came in), and the index rebuilt with it when
+        it differs: so two sources give one index whichever was indexed
+        first. Costs a request and a comparison of the sample's pairs; a
+        rebuild costs what :meth:`index` of every record does."""
+        plan = choose_plan(index_sample(self.solr), settings.lsh_shingles, total=self.solr.count(),
+                           banding=settings.chosen)
+        planned = dataclass_replace(settings, fields=plan.fields)
+        if plan.choice is not None:
+            planned = dataclass_replace(planned, bands=plan.choice.banding.bands,
+                                        band_rows=plan.choice.banding.band_rows)
+        if planned != settings:
+            replace_index(self.solr, stored_records(self.solr), planned, progress=progress)
+            self._changed()
+        return planned
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
                  progress: Progress | None = None, threshold: float | None = None) -> Pairs:

@@ -126,6 +126,8 @@ def _extra(kind: str, values: list[str]) -> dict[str, np.ndarray]:
         tails = [v[-PHONE_TAIL:] for v in values]
         numbered: dict[str, int] = {}
         return {"tail": np.array([numbered.setdefault(t, len(numbered)) for t in tails], np.int32)}
+    if kind == "name":
+        return {"starts": np.array([_starts(v) for v in values], np.int64)}
     if kind == "email":
         mailboxes = [v.split("@", 1)[0] for v in values]
         numbered = {}
@@ -192,13 +194,24 @@ def _by_thresholds(scores: np.ndarray, thresholds: Sequence[float], first: int, 
 def _name(column: Column, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     scores = _scores(column, a, b, JaroWinkler.similarity, 0.8 - 1e-9)
     levels = _by_thresholds(scores, (0.92 - 1e-9, 0.8 - 1e-9), 2)
-    unsure = np.flatnonzero(levels == 4)
+    # A part of the other has no word starting with a letter none of the other's starts with.
+    starts = column.extra["starts"]
+    x, y = starts[a], starts[b]
+    unsure = np.flatnonzero((levels == 4) & (((x & ~y) == 0) | ((y & ~x) == 0)))
+    levels[levels == 4] = 5
     if len(unsure):
         part = np.array([_part_of(column.values[x], column.values[y])
                          for x, y in zip(a[unsure].tolist(), b[unsure].tolist())], bool)
         levels[unsure[part]] = 4
-        levels[unsure[~part]] = 5
     return levels
+
+
+def _starts(value: str) -> int:
+    """The first characters of a value's words, as bits (of their code modulo 63)."""
+    bits = 0
+    for word in value.split():
+        bits |= 1 << (ord(word[0]) % 63)
+    return bits
 
 
 def _part_of(x: str, y: str) -> bool:

@@ -13,6 +13,7 @@ only sends them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
@@ -23,6 +24,7 @@ from .errors import InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .record import Record
+from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
 from .state import IndexSettings, save_model
 
@@ -40,6 +42,15 @@ CONCURRENT_UPDATES = 4
 # only take a core from it; documents of 100-600 words were indexed in 0.80x
 # the time with workers building them (20k documents, 2 cores).
 FORK_WORDS = 100
+
+
+def stored_records(solr: Solr) -> Iterator[Record]:
+    """Every record of ``solr``'s index as it was given (its key, text and
+    fields), in id order: what a rebuild of the index indexes again. One
+    request per 1000 records."""
+    for doc in solr.iter_docs([ID, TEXT, RECORD_FIELDS]):
+        fields = tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ()
+        yield Record(doc[ID], doc[TEXT], fields)
 
 
 def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

@@ -13,6 +13,7 @@ tune --records`` shows what it would choose.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from .fields import FieldProfile, profile
 from .record import MAX_LINE_BYTES, Record
 from .records import RecordReader, text_record
 from .repair import repair
+from .schema import ID, RANK, RECORD_FIELDS, TEXT
+from .solr import Solr
 from .sources import GZIP_MAGIC, RecordFile
 from .state import IndexSettings
 
@@ -160,3 +163,13 @@ def choose_plan(records: Sampled, lsh_shingles: str = "chars", total: int | None
     choice = choose(agreements_of([r.text for r in drawn.records], lsh_shingles), total or drawn.total) \
         if banding else None
     return Plan(choice, field_profiles(drawn.records))
+
+
+def index_sample(solr: Solr, size: int = SAMPLE_RECORDS) -> list[Record]:
+    """The ``size`` records of ``solr``'s index with the smallest ``rank`` (a
+    hash of their key): a sample drawn at random that depends only on which
+    records the index holds, not on the order they were indexed in. One
+    request."""
+    docs = solr.search("*:*", fl=f"{ID},{TEXT},{RECORD_FIELDS}", sort=f"{RANK} asc,{ID} asc", rows=size).docs
+    return [Record(doc[ID], doc[TEXT], tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ())
+            for doc in docs]

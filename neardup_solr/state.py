@@ -53,7 +53,8 @@ class IndexSettings:
     default mode. ``fields``: the profiles of the records' fields
     (``fields.py``), read off a sample when the records have two or more
     fields each (a table's columns); empty for records of one text, which
-    are compared as texts.
+    are compared as texts. ``chosen``: whether the banding was chosen from
+    the records (else it was given, and stays as given).
     """
 
     minhash_values: int = 20
@@ -62,6 +63,7 @@ class IndexSettings:
     lsh_shingles: str = "chars"
     reference: bool = True
     fields: tuple[FieldProfile, ...] = ()
+    chosen: bool = True
 
     def __post_init__(self) -> None:
         if self.lsh_shingles not in LSH_SHINGLES:
