@@ -40,10 +40,14 @@ from .record import Record, checked_source, has_letters_or_digits, in_source, ke
 from .records import RecordReader
 from .reference import reference_pairs
 from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
-from .schema import ID, TEXT
-from .search import Match, OnlineSearch
+from .schema import ID, RECORD_FIELDS, TEXT
+from .search import Match, OnlineSearch, pairs_with
+from .fieldsearch import FieldSearch
+from . import explanations
+from .explanations import Explanation
+from .documents import record_of
 from .solr import DEFAULT_URL, Solr, term
-from .state import IndexSettings, save_model
+from .state import IndexSettings, load_field_model, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 # The libraries whose tables index() and add() take, told by their types' module.
@@ -138,7 +142,7 @@ class NearDuplicates:
                  auth: tuple[str, str] | None = None, verify: bool | str = True):
         self.solr = solr if isinstance(solr, Solr) else Solr(solr, timeout=timeout, retries=retries, auth=auth,
                                                              verify=verify)
-        self._searches: dict[float | None, OnlineSearch] = {}
+        self._searches: dict[float | str | None, OnlineSearch | FieldSearch | None] = {}
 
     @property
     def settings(self) -> IndexSettings:
@@ -335,7 +339,13 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(_renamed(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
+        cut = _renamed(cut, threshold)
+        records = in_source(as_records(records), source)
+        fields = self._field_search() if cut is None else None
+        if fields is None:
+            return Pairs(self._search(cut).pairs_with(records, progress=progress))
+        return Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
+                                self._search(None).find(r.text, exclude=r.id), records, progress))
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
@@ -432,26 +442,33 @@ class NearDuplicates:
         return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
                                           minhash_values=_renamed(minhash_values, signatures), progress=progress))
 
-    def query(self, text: str, *, exclude: str | None = None, source: str = "", cut: float | None = None,
+    def query(self, text: str | RecordLike, *, exclude: str | None = None, source: str = "", cut: float | None = None,
               limit: int | None = 10, threshold: float | None = None) -> list[Match]:
         """The indexed records most like ``text``, best first.
 
         Args:
-            text: any text, indexed or not.
+            text: any text, indexed or not; or a record of fields (a dict of
+                them, with or without an ``id``, or a
+                :class:`~neardup_solr.record.Record`), looked up field by
+                field with the model the last :meth:`pairs` kept, as a
+                report compares it (:mod:`neardup_solr.fieldsearch`).
             exclude: an id left out (the text's own record; ``source/id``
                 for a record of a source).
             source: only records of this source (default: every record).
             cut: smallest similarity (default: the matches of the
                 model the last :meth:`pairs` kept, by similarity and number
-                agreement; else similarity 0.7).
+                agreement; else similarity 0.7). A record of fields is
+                then looked up by its text.
             limit: most matches returned (``None``: all found).
             threshold: the old name of ``cut``, kept for a release.
 
         Returns:
             Matches (``id``, ``similarity``, ``distance``, ``text``,
-            ``probability``). Costs one query, and one for the document
-            frequencies of words not seen in the last minute; the first
-            query of a cut two more (settings and model).
+            ``probability``), the most similar first (a record of fields:
+            the most probable). Costs one query, and one for the document
+            frequencies of words not seen in the last minute (a record of
+            fields: one more, of its values); the first query of a cut two
+            more (settings and model).
 
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
@@ -459,10 +476,62 @@ class NearDuplicates:
             NeardupError: ``source`` breaks the source rule; no request is sent.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        if not has_letters_or_digits(text):
+        record = None if isinstance(text, str) else _query_record(text)
+        shown = text if record is None else record.text
+        if not has_letters_or_digits(shown):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        return self._search(_renamed(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
+        cut = _renamed(cut, threshold)
+        fields = self._field_search() if record is not None and record.fields and cut is None else None
+        if fields is not None:
+            return fields.find(record, exclude=exclude, within=source)[:limit]
+        return self._search(cut).find(shown, exclude=exclude, within=source)[:limit]
+
+    def explain(self, a: str, b: str) -> Explanation:
+        """Why the pair of indexed records ``a`` and ``b`` has its
+        probability: the steps of its match weight under the model the last
+        :meth:`pairs` kept (:mod:`neardup_solr.explanations`): for records of
+        fields the prior and each field's level, values and weight; for
+        records of one text, their similarity and their numbers'
+        agreement. The steps add up to the probability a report gives the
+        pair (``None`` before any report: a fixed cut decides).
+
+        Costs two or three requests (the records; for fields, their
+        values' document frequencies; for texts, their words').
+
+        Raises:
+            NeardupError: ``a`` or ``b`` is not indexed.
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+        """
+        docs = {doc[ID]: doc for doc in self.solr.search(
+            f"{{!terms f={ID} separator=$sep}}{a}\n{b}", sep="\n", fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=2).docs}
+        for wanted in (a, b):
+            if wanted not in docs:
+                raise NeardupError(f"no record with id {wanted!r} in {self.solr.url}",
+                                   hint="check the id (ids match exactly; a record of a source is source/id)")
+        first, second = record_of(docs[a]), record_of(docs[b])
+        fields = self._field_search()
+        if fields is not None and first.fields and second.fields:
+            levels, shares, _ = fields.scored(first, [docs[b]])
+            names = [p.name for p in fields.settings.fields]
+            values_a, values_b = dict(first.fields), dict(second.fields)
+            return explanations.of_fields(a, b, fields.model, levels[0].tolist(), shares[0].tolist(),
+                                          [values_a.get(n, "") for n in names], [values_b.get(n, "") for n in names])
+        search = self._search(None)
+        similarity, level = search.similarities(first.text, [second.text])
+        return explanations.of_text(a, b, search.model, float(similarity[0]), int(level[0]))
+
+    def record(self, record_id: str) -> Record:
+        """The indexed record ``record_id``: its text and fields (one request).
+
+        Raises:
+            NeardupError: no record has that id.
+        """
+        docs = self.solr.search(term(ID, record_id), fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=1).docs
+        if not docs:
+            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
+                               hint="check the id (ids match exactly) and the index asked")
+        return record_of(docs[0])
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).
@@ -512,9 +581,29 @@ class NearDuplicates:
             self._searches[cut] = OnlineSearch(self.solr, cut)
         return self._searches[cut]
 
+    def _field_search(self) -> FieldSearch | None:
+        """The search of field records by the field model the last report
+        kept, or ``None`` when there is none (the index is of texts, or was
+        never reported). Two requests the first time, none after."""
+        if "fields" not in self._searches:
+            kept = load_field_model(self.solr)
+            self._searches["fields"] = None if kept is None else \
+                FieldSearch(self.solr, self.settings, kept[0], kept[1], self._search(None))
+        return self._searches["fields"]
+
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+def _query_record(item: RecordLike) -> Record:
+    """What :meth:`NearDuplicates.query` looks up for a record-like: a dict
+    of fields needs no id (it is no indexed record)."""
+    if isinstance(item, Record):
+        return item
+    if isinstance(item, Mapping) and "id" not in item:
+        return _fielded({"id": "query", **item})
+    return as_record(item)
 
 
 def _renamed(value, old):

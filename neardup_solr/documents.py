@@ -41,6 +41,12 @@ def repaired_tokens(repaired: str) -> list[str]:
     return index_terms(repaired.split())
 
 
+def record_of(doc: dict[str, Any]) -> Record:
+    """A Solr document (its id, text and fields) as the record it was indexed from."""
+    fields = tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ()
+    return Record(doc[ID], doc[TEXT], fields)
+
+
 def rank(key: str) -> int:
     """The ``rank`` of the record ``key`` (``schema.RANK``): a 64-bit
     MurmurHash3 of it, the same wherever and whenever it is indexed."""

@@ -13,13 +13,12 @@ only sends them.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
 
 from . import cloud, local_solr
-from .documents import DocumentBuilder
+from .documents import DocumentBuilder, record_of
 from .errors import InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
@@ -49,8 +48,7 @@ def stored_records(solr: Solr) -> Iterator[Record]:
     fields), in id order: what a rebuild of the index indexes again. One
     request per 1000 records."""
     for doc in solr.iter_docs([ID, TEXT, RECORD_FIELDS]):
-        fields = tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ()
-        yield Record(doc[ID], doc[TEXT], fields)
+        yield record_of(doc)
 
 
 def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

@@ -13,7 +13,6 @@ tune --records`` shows what it would choose.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import BinaryIO
 import numpy as np
 
 from .bands import SIGNATURE_VALUES, Choice, agreements, choose
-from .documents import DocumentBuilder
+from .documents import DocumentBuilder, record_of
 from .fields import FieldProfile, profile
 from .record import MAX_LINE_BYTES, Record
 from .records import RecordReader, text_record
@@ -171,5 +170,4 @@ def index_sample(solr: Solr, size: int = SAMPLE_RECORDS) -> list[Record]:
     records the index holds, not on the order they were indexed in. One
     request."""
     docs = solr.search("*:*", fl=f"{ID},{TEXT},{RECORD_FIELDS}", sort=f"{RANK} asc,{ID} asc", rows=size).docs
-    return [Record(doc[ID], doc[TEXT], tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ())
-            for doc in docs]
+    return [record_of(doc) for doc in docs]

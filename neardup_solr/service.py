@@ -614,8 +614,8 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     ensure_built(service)
     writer = NearDuplicates(service.nd.solr)
     added = writer.add(records)
-    answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
-                                                                           limit=limit)]}
+    answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
+                                                                           source=against, limit=limit)]}
                for r in records]
     service.reader = writer
     return {"added": added, "records": answers}
@@ -645,9 +645,10 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
     """The near duplicates of an indexed record, best first."""
     _checked_sources(against)
     reader = service.reader
-    text = _text(reader, record_id)
-    matches = reader.query(text, exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
-    return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
+    record = _record(reader, record_id)
+    matches = reader.query(record if record.fields and cut is None and threshold is None else record.text,
+                           exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
+    return {"query": {"id": record_id, "text": record.text}, "matches": [_match(m) for m in matches]}
 
 
 @record_routes.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
@@ -848,8 +849,13 @@ def _status(err: NeardupError) -> int:
 
 def _text(nd: NearDuplicates, record_id: str) -> str:
     """The indexed text of ``record_id``; no such record is a 404."""
+    return _record(nd, record_id).text
+
+
+def _record(nd: NearDuplicates, record_id: str) -> Record:
+    """The indexed record ``record_id``; no such record is a 404."""
     try:
-        return nd.text(record_id)
+        return nd.record(record_id)
     except (SolrUnavailable, SolrFailure):
         raise
     except NeardupError as err:
