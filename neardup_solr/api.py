@@ -29,11 +29,11 @@ from typing import Union
 from .bands import Choice
 from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
-from .clusters import Cluster, cluster_pairs
+from .clusters import Cluster, cluster_pairs, clusters_of_groups
 from .collisions import MAX_BUCKET
 from .errors import InputError, NeardupError
 from .indexer import BATCH_SIZE, index_records, replace_index, stored_records
-from .linkage import Linked, field_pairs
+from .linkage import Linked, field_clusters, field_pairs
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress
 from .record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem
@@ -569,11 +569,17 @@ class NearDuplicates:
         return [i for i in ids if i in present]
 
     def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
-        """Connected components of ``pairs``, largest first. Without
-        ``pairs``, those of the default mode's pairs, found as :meth:`pairs`
-        finds them but read only: the model fitted on the way is not kept
-        with the index (call :meth:`pairs` for that). No request beyond
+        """Clusters of ``pairs``, largest first: their connected components,
+        split so that members are matches of each other where the pairs
+        carry probabilities (:func:`neardup_solr.clusters.cluster_pairs`).
+        Without ``pairs``, those of the default mode's pairs, found as
+        :meth:`pairs` finds them but read only: the model fitted on the way
+        is not kept with the index (call :meth:`pairs` for that); for
+        records of fields every pair of a component is weighed by the model
+        (:func:`neardup_solr.linkage.field_clusters`). No request beyond
         those of finding the pairs."""
+        if pairs is None and self.settings.fielded:
+            return clusters_of_groups(field_clusters(self.solr, self.settings))
         return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
 
     def _search(self, cut: float | None) -> OnlineSearch:

@@ -1,8 +1,12 @@
-"""Clusters: the connected components of the near-duplicate pairs.
+"""Clusters: the near-duplicate pairs grouped into the things they are.
 
 Pairs say "a looks like b"; a reader usually wants "these records are one
-thing". Each connected component of the pair graph is one cluster (so a chain
-a-b, b-c puts a and c together even though they were never compared).
+thing". Where the pairs carry match probabilities (the default mode), each
+connected component of the pair graph is split so that a cluster's members
+are matches of each other, not a chain through one weak link
+(:mod:`neardup_solr.clustering`: average linkage on the pairs' log-odds);
+pairs without probabilities (the reference modes) give their connected
+components (a chain a-b, b-c puts a and c together).
 
 Output is deterministic, so two runs over the same pairs write the same
 bytes: clusters are sorted by size, largest first, then by their smallest
@@ -35,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from .clustering import split_pairs
 from .errors import InputError
 from .files import atomic_output, read_text
 from .outputs import CLUSTER_COLUMNS, TextLookup, cluster_table, save_table
@@ -105,14 +110,27 @@ def _ends(pair: Sequence[str]) -> tuple[str, str]:
 
 
 def cluster_pairs(pairs: Iterable[Sequence[str]]) -> list[Cluster]:
-    """Connected components of ``pairs`` (``Pair`` objects or ``(a, b)`` tuples),
-    in the deterministic order described in the module docstring."""
-    sets = UnionFind()
-    for pair in pairs:
-        a, b = _ends(pair)
-        if a != b:
-            sets.union(a, b)
-    groups = [sorted(group, key=id_key) for group in sets.groups()]
+    """Clusters of ``pairs`` (``Pair`` objects or ``(a, b)`` tuples), in the
+    deterministic order described in the module docstring: when every pair
+    carries a match probability, its components split so that members are
+    matches of each other (:func:`neardup_solr.clustering.split_pairs`);
+    else the connected components."""
+    pairs = [p for p in pairs if _ends(p)[0] != _ends(p)[1]]
+    if pairs and all(getattr(p, "probability", None) is not None for p in pairs):
+        ids = sorted({i for p in pairs for i in _ends(p)}, key=id_key)
+        groups = split_pairs(ids, [(p.a, p.b, p.probability) for p in pairs])
+    else:
+        sets = UnionFind()
+        for pair in pairs:
+            sets.union(*_ends(pair))
+        groups = sets.groups()
+    return clusters_of_groups(groups)
+
+
+def clusters_of_groups(groups: Iterable[Iterable[str]]) -> list[Cluster]:
+    """Groups of ids as clusters, in the deterministic order described in
+    the module docstring."""
+    groups = [sorted(group, key=id_key) for group in groups]
     groups.sort(key=lambda members: (-len(members), id_key(members[0])))
     return [Cluster(number, tuple(members)) for number, members in enumerate(groups, start=1)]
 

@@ -38,6 +38,7 @@ from .fieldmodel import FieldModel, chance, fit
 from .fields import FieldProfile
 from .keys import Key, choose_keys, key_codes, key_form, key_pairs, merge_pairs, missed_share
 from .bulk import text_pairs
+from .clustering import bits, split
 from .pairs import Pair, PairTables
 from .progress import Progress, Tally
 from .record import source_of
@@ -332,6 +333,30 @@ def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[froz
     return p
 
 
+def clusters_of(records: Records, found: Found, p: np.ndarray, model: FieldModel) -> list[list[str]]:
+    """The clusters of the kept pairs (probability 1/2 or more), split so
+    that members are matches of each other (``clustering.split``), every
+    pair of a component weighed by the model."""
+    kept = p >= 0.5
+
+    def weigh(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return model.weights(levels_of(records.columns, left, right), shares_of(records.columns, left))
+
+    weights = np.array([bits(x) for x in p[kept].tolist()])
+    groups = split(len(records), found.left[kept], found.right[kept], weights, weigh)
+    return [[records.ids[n] for n in group] for group in groups]
+
+
+def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | None = MAX_BUCKET,
+                   progress: Progress | None = None) -> list[list[str]]:
+    """The clusters of an index of field records (:func:`clusters_of`), found
+    as :func:`field_pairs` finds its pairs; nothing is kept with the index.
+    Costs what :func:`field_pairs` does but the kept pairs' texts."""
+    records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
+    found, p, model, _, _ = fit_records(records, settings.fields, max_bucket=max_bucket)
+    return clusters_of(records, found, p, model)
+
+
 def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
                 labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
                 warn: Callable[[str], None] = lambda _: None) -> Linked:
@@ -360,4 +385,4 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     return Linked(pairs, model, keys, summary)
 
 
-__all__ = ["Linked", "Records", "field_pairs", "fit_records", "read_records"]
+__all__ = ["Linked", "Records", "clusters_of", "field_clusters", "field_pairs", "fit_records", "read_records"]
