@@ -350,7 +350,7 @@ class NearDuplicates:
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
               progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
-              threshold: float | None = None) -> Verified | Linked:
+              threshold: float | None = None, as_text: bool = False) -> Verified | Linked:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
@@ -373,9 +373,11 @@ class NearDuplicates:
             progress: told of "colliding bands", then "verifying candidates".
             warn: told, in a sentence, of band keys skipped.
             threshold: the old name of ``cut``, kept for a release.
+            as_text: compare records of fields as one text each (their
+                values joined), as records of one text are.
 
         Returns:
-            A :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
+            A :class:`~neardup_solr.linkage.Linked` for records of fields, or a :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
             (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
             smaller id first; ``model`` and ``cut`` say how they were kept.
             Costs one terms request per band, about one request per 5,000
@@ -390,10 +392,10 @@ class NearDuplicates:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
         settings = self.settings
-        if settings.fielded:
+        if settings.fielded and not as_text:
             if _renamed(cut, threshold) is not None:
                 raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
-                                   "by their match probability", hint="leave the cut out")
+                                   "by their match probability", hint="leave the cut out, or compare the records as one text each")
             linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
                                  progress=progress, warn=warn)
             if one_to_one:

@@ -22,7 +22,9 @@ value (the exact level of a comparison, the value whose frequency in the
 index weighs an agreement, the blocking keys): digits only for a phone,
 letters and digits for a code, ``YYYY-MM-DD`` for a date (its day and month
 in order when the format leaves them ambiguous), the number's shortest
-exact form for a number.
+exact form for a number, and for names and text their words as the
+default mode repairs a record's text (``repair.py``: ``Third St.`` and
+``3rd Street`` are one form).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+
+from .repair import repair
 
 KINDS = ("name", "text", "code", "email", "phone", "date", "number", "category")
 
@@ -202,7 +206,9 @@ def normal(kind: str, value: str) -> str:
     if kind == "number":
         number = parse_number(cleaned)
         return cleaned if number is None else repr(number)
-    return " ".join(words_of(cleaned))
+    # Names and text as the text of records is repaired (``repair.py``:
+    # street suffixes, ordinals and number words, "&"): "3rd St." is "Third Street".
+    return " ".join(words_of(repair(cleaned)))
 
 
 def _is_email(cleaned: str) -> bool:

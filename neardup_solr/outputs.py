@@ -185,7 +185,7 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
         values = [[*a, *b, *row] for (a, b), row in zip(ends, values)]
     else:
         columns = ("id_a", "id_b") + columns
-        values = [[p.a, p.b, *row] for p, row in zip(rows, values)]
+        values = [[a[1], b[1], *row] for (a, b), row in zip(ends, values)]
     if texts is not None:
         found = texts(sorted({i for p in rows for i in (p.a, p.b)}, key=id_key))
         columns += ("text_a", "text_b")
@@ -209,7 +209,8 @@ def cluster_table(clusters: Iterable, texts: TextLookup | None = None) -> Table:
                      [[c.id, len(c.members), *split_key(m), found.get(m)] for c in clusters for m in c.members],
                      tsv_header=True)
     return Table(("cluster_id", "size", "id", "text"),
-                 [[c.id, len(c.members), m, found.get(m)] for c in clusters for m in c.members], tsv_header=True)
+                 [[c.id, len(c.members), split_key(m)[1], found.get(m)] for c in clusters for m in c.members],
+                 tsv_header=True)
 
 
 def match_table(matches: Iterable) -> Table:

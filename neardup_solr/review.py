@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+import re
 from urllib.parse import urlencode
 
 from .clusters import Cluster, certainty_of, cluster_pairs, least_certain_first, pairs_by_cluster
@@ -249,13 +250,25 @@ def _matches(state: State, text: str, matches: Sequence[Match], labeling: Labeli
             '<table id="matches"><thead><tr><th>similarity</th><th>probability</th><th>id</th>'
             f"<th>text</th>{label_head}</tr></thead><tbody>"]
     for match in matches:
-        anchor = f"match-{match.id}"
+        anchor = anchor_of("match", match.id)
         label = _label_cells(state, state.id, match.id, labeling, anchor) if labeling is not None else ""
         rows.append(f'<tr id="{esc(anchor)}"><td class="num">{_number(match.similarity)}</td>'
                     f'<td class="num">{_number(match.probability)}</td><td class="id">{esc(match.id)}</td>'
                     f'<td class="text">{diff_words(text, match.text)}</td>{label}</tr>')
     rows.append("</tbody></table>")
     return rows
+
+
+# What an element id on the page keeps of a key as it is; any other
+# character is written "!" and its code point in hex, so every key gives
+# an id that a URL's fragment and a CSS selector carry as they are.
+_ANCHOR_SAFE = re.compile(r"[^A-Za-z0-9._:/-]")
+
+
+def anchor_of(kind: str, *keys: str) -> str:
+    """The element id of a row of ``kind`` ("pair", "match") for ``keys``
+    (joined with ``~``): ``pair-20~21``; ``match-ann!40!x.com``."""
+    return f"{kind}-" + "~".join(_ANCHOR_SAFE.sub(lambda c: f"!{ord(c.group()):x}!", key) for key in keys)
 
 
 def _label_cells(state: State, a: str, b: str, labeling: Labeling, anchor: str) -> str:
@@ -340,7 +353,7 @@ def _pair_rows(state: State, pairs: Sequence[Pair], labeling: Labeling | None) -
     head += "<th>label</th><th></th>" if labeling is not None else ""
     rows = []
     for p in pairs[:MAX_ROWS]:
-        anchor = f"pair-{p.a}~{p.b}"
+        anchor = anchor_of("pair", p.a, p.b)
         cells = "".join(f'<td class="num">{_number(getattr(p, name))}</td>' for name in shown)
         label = _label_cells(state, p.a, p.b, labeling, anchor) if labeling is not None else ""
         rows.append(f'<tr id="{esc(anchor)}"><td class="id">{esc(p.a)} – {esc(p.b)}</td>'

@@ -116,7 +116,7 @@ MAX_FORM_BODY = 4 * 1024 * 1024
 PAGE_COOKIE = "neardup_review"
 PAGE_KEY_PURPOSE = b"neardup review page forms"
 # Where a label's redirect may return on the page: an element id the page gives a row.
-ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:/~-]{1,300}")
+ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:/~!-]{1,1600}")
 LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
 RECORDS_HINT = '{"id": ..., "text": ...} or a list of them'
 

@@ -30,10 +30,10 @@ def test_the_latest_label_wins_and_a_bad_line_skips_only_itself(tmp_path):
 
 
 @pytest.mark.parametrize(("line", "reason"), [
-    ("1\t2", "expected id_a<TAB>id_b<TAB>same|different, found 2 fields"),
+    ("1\t2", "expected id_a<TAB>id_b<TAB>same|different (or source_a, id_a, source_b, id_b, label), found 2 fields"),
     ("1\t2\tsame\textra", "found 4 fields"),
     ("1\t1\tsame", "a pair needs two ids, not '1' twice"),
-    ("-x\t2\tsame", "breaks the id rule"),
+    ("a,b\t2\tsame", "breaks the id rule"),
     ("1\t2\tSame", "label 'Same' is neither same nor different"),
 ])
 def test_without_a_handler_a_bad_line_is_an_input_error_naming_file_and_line(tmp_path, line, reason):

@@ -21,7 +21,7 @@ from neardup_solr.api import as_record
 from neardup_solr.clusters import Cluster, write_clusters
 from neardup_solr.errors import MissingField, NeardupError
 from neardup_solr.pairs import Pairs, read_pairs, write_pairs
-from neardup_solr.record import Record
+from neardup_solr.record import ID_RULE, Record
 from neardup_solr.records import RecordReader
 from neardup_solr.sources import Layout, RecordFile
 
@@ -151,8 +151,7 @@ def test_parquet_row_groups_with_bad_rows_in_the_middle(core, tmp_path):
     assert done.returncode == 6, done.stderr
     skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped")]
     assert skipped == [f"skipped {path}:row 18: id '17' has no text",
-                       f"skipped {path}:row 19: id 'b d' breaks the id rule (1-128 characters of A-Z a-z 0-9 . _ : -, "
-                       "starting with a letter or digit)",
+                       f"skipped {path}:row 19: id 'b d' breaks the id rule ({ID_RULE})",
                        f"skipped {path}:row 20: no id: column 'id' is empty"]
     assert "indexed 37 records" in done.stderr and "skipped 3 bad rows" in done.stderr
     assert core.count() == 37
@@ -203,7 +202,8 @@ def test_dataframes_arrow_and_parquet_give_the_pairs_of_the_same_csv(core, tmp_p
     done = run_cli("index", str(tmp_path / "r.csv"), "--solr-url", core.url, "-q")
     assert done.returncode == 0, done.stderr
     expected = _report(core, tmp_path / "csv-pairs.csv")
-    assert expected.count(b"\n") > 100
+    # Two columns, so two fields compared one by one: most of the 112 true pairs are found.
+    assert expected.count(b"\n") > 80
 
     pq.write_table(pa.Table.from_pylist(restaurant_rows), tmp_path / "r.parquet", row_group_size=100)
     done = run_cli("index", str(tmp_path / "r.parquet"), "--solr-url", core.url, "-q")
