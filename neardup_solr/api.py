@@ -350,7 +350,7 @@ class NearDuplicates:
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
               progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
-              threshold: float | None = None, as_text: bool = False) -> Verified | Linked:
+              threshold: float | None = None, as_text: bool = False, explain: bool = False) -> Verified | Linked:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
@@ -375,6 +375,8 @@ class NearDuplicates:
             threshold: the old name of ``cut``, kept for a release.
             as_text: compare records of fields as one text each (their
                 values joined), as records of one text are.
+            explain: give each pair its ``explanation``, in brief: the
+                weights of its match weight (:meth:`explain` gives them whole).
 
         Returns:
             A :class:`~neardup_solr.linkage.Linked` for records of fields, or a :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
@@ -397,14 +399,14 @@ class NearDuplicates:
                 raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
                                    "by their match probability", hint="leave the cut out, or compare the records as one text each")
             linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
-                                 progress=progress, warn=warn)
+                                 progress=progress, warn=warn, explain=explain)
             if one_to_one:
                 linked.pairs = one_partner_each(linked.pairs)
             save_model(self.solr, linked.model, linked.keys)
             self._changed()
             return linked
         verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
-                             progress=progress, warn=warn)
+                             progress=progress, warn=warn, explain=explain)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)

@@ -28,6 +28,7 @@ from itertools import chain
 
 import numpy as np
 
+from . import explanations
 from .bands import band_prefix, collision_probability
 from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
 from .documents import lsh_shingles, repaired_tokens
@@ -93,7 +94,8 @@ class Verified(PairTables):
 
 def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              explain: bool = False) -> Verified:
     """Every pair sharing a band key (or its MD5), scored; a match model fitted
     to all their similarities and number agreements; the pairs it calls
     matches (or those at or above a fixed ``cut``).
@@ -120,6 +122,8 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         progress: told of the steps "colliding bands" (one unit a band) and
             "verifying candidates" (one unit a candidate pair).
         warn: told, in a sentence, of keys skipped.
+        explain: give each kept pair its explanation in brief (its
+            similarity's weight and its numbers', ``explanations.py``).
 
     Returns:
         The kept pairs (smaller id first, in id order), the model and the
@@ -170,8 +174,9 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
             if a not in texts or b not in texts:
                 continue  # deleted while the report ran
             repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
+            why = explanations.of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
             pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
-                              float(scores[i]), p))
+                              float(scores[i]), p, why))
             similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),
                               lsh_shingles(repaired_b, settings.lsh_shingles))
             caught.append(collision_probability(similar, settings.bands, settings.band_rows))
@@ -429,8 +434,9 @@ def _workers(count: int, words: float = RECORD_WORDS, cost: float = 1) -> int:
 
 
 def text_pairs(solr: Solr, ids: Sequence[str], left: np.ndarray, right: np.ndarray,
-               probabilities: Sequence[float | None]) -> list[Pair]:
-    """The pairs ``(ids[left[i]], ids[right[i]])`` with ``probabilities[i]``,
+               probabilities: Sequence[float | None], explanations: Sequence[str] | None = None) -> list[Pair]:
+    """The pairs ``(ids[left[i]], ids[right[i]])`` with ``probabilities[i]``
+    (and ``explanations[i]``),
     each given its joined texts' word edit distance and text similarity (the
     soft weighted cosine, as :func:`lsh_pairs` scores candidates), smaller
     id first, in id order: what a report of field records writes for the
@@ -457,9 +463,11 @@ def text_pairs(solr: Solr, ids: Sequence[str], left: np.ndarray, right: np.ndarr
         found = Candidates(present, remap[found.left], remap[found.right])
     similarities, _ = scored(found, weigh(solr, texts, found))
     kept_probabilities = [p for p, ok in zip(probabilities, here.tolist()) if ok]
+    kept_explanations = [e for e, ok in zip(explanations or [None] * len(here), here.tolist()) if ok]
     pairs = []
     for i, (x, y) in enumerate(zip(found.left.tolist(), found.right.tolist())):
         first, second = found.ids[x], found.ids[y]
         distance = word_distance(repaired_tokens(repair(texts[first])), repaired_tokens(repair(texts[second])))
-        pairs.append(ordered(first, second, distance, float(similarities[i]), kept_probabilities[i]))
+        pairs.append(ordered(first, second, distance, float(similarities[i]), kept_probabilities[i],
+                             kept_explanations[i]))
     return sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))

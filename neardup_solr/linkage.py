@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .comparisons import Column, compare
+from .explanations import Explanation, Step
 from .fieldmodel import FieldModel, chance, fit
 from .fields import FieldProfile
 from .keys import Key, choose_keys, key_codes, key_form, key_pairs, merge_pairs, missed_share
@@ -261,13 +262,33 @@ class Linked(PairTables):
         return len(self.pairs)
 
 
+@dataclass
+class Fitted:
+    """What :func:`fit_records` found: the candidates, their levels (pairs x
+    fields), the share of the index holding each one's values (what an
+    exact agreement is weighed by), their probabilities, the model, the keys
+    and the report's summary."""
+
+    found: Found
+    levels: np.ndarray
+    shares: np.ndarray
+    p: np.ndarray
+    model: FieldModel
+    keys: list[Key]
+    summary: ReportSummary
+
+    def explanation(self, at: int) -> str:
+        """Candidate ``at``'s explanation in brief (``explanations.Explanation.brief``)."""
+        rows = self.model.explain(self.levels[at].tolist(), self.shares[at].tolist())
+        return Explanation("", "", tuple(Step(name, level, weight) for name, level, weight in rows)).brief()
+
+
 def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
                 max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
                 warn: Callable[[str], None] = lambda _: None,
-                tick: Callable[[int], None] = lambda n: None) -> tuple[Found, np.ndarray, FieldModel, list[Key],
-                                                                          ReportSummary]:
-    """Candidates, their probabilities, the model, the keys and the summary
-    of ``records`` (see the module's docstring)."""
+                tick: Callable[[int], None] = lambda n: None) -> Fitted:
+    """Candidates, their levels and probabilities, the model, the keys and
+    the summary of ``records`` (see the module's docstring)."""
     names, kinds = [p.name for p in profiles], [p.kind for p in profiles]
     codes = key_codes(records.columns)
     keys = choose_keys(codes, profiles)
@@ -309,7 +330,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
     if not model.separated:
         warn("the field model could not tell matches from non-matches: its estimates do not hold")
-    return found, p, model, keys, summary
+    return Fitted(found, levels, shares, p, model, keys, summary)
 
 
 def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[frozenset[str], bool],
@@ -353,19 +374,20 @@ def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | Non
     as :func:`field_pairs` finds its pairs; nothing is kept with the index.
     Costs what :func:`field_pairs` does but the kept pairs' texts."""
     records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
-    found, p, model, _, _ = fit_records(records, settings.fields, max_bucket=max_bucket)
-    return clusters_of(records, found, p, model)
+    fitted = fit_records(records, settings.fields, max_bucket=max_bucket)
+    return clusters_of(records, fitted.found, fitted.p, fitted.model)
 
 
 def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
                 labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
-                warn: Callable[[str], None] = lambda _: None) -> Linked:
+                warn: Callable[[str], None] = lambda _: None, explain: bool = False) -> Linked:
     """Every near-duplicate pair of an index of field records, and the
     model fitted to all candidates (see the module's docstring).
 
     Returns:
         The kept pairs (smaller id first, in id order) with their word edit
-        distance, text similarity and match probability; the model, the keys
+        distance, text similarity and match probability (and, with
+        ``explain``, why: each field's level and weight); the model, the keys
         and the summary. Costs one request per 1000 records read, and the
         requests of :func:`neardup_solr.bulk.weigh` for the kept pairs'
         texts; memory holds every record's fields once (their distinct
@@ -378,11 +400,13 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     reading = Tally(progress, "reading records", solr.count())
     records = read_records(solr, settings.fields, reading)
     verifying = Tally(progress, "verifying candidates", None)
-    found, p, model, keys, summary = fit_records(records, settings.fields, link=link, max_bucket=max_bucket,
-                                                 labels=labels, warn=warn, tick=verifying)
-    kept = np.flatnonzero(p >= 0.5)
-    pairs = text_pairs(solr, records.ids, found.left[kept], found.right[kept], p[kept].tolist())
-    return Linked(pairs, model, keys, summary)
+    fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
+                         tick=verifying)
+    kept = np.flatnonzero(fitted.p >= 0.5)
+    pairs = text_pairs(solr, records.ids, fitted.found.left[kept], fitted.found.right[kept], fitted.p[kept].tolist(),
+                       [fitted.explanation(at) for at in kept.tolist()] if explain else None)
+    return Linked(pairs, fitted.model, fitted.keys, fitted.summary)
 
 
-__all__ = ["Linked", "Records", "clusters_of", "field_clusters", "field_pairs", "fit_records", "read_records"]
+__all__ = ["Fitted", "Linked", "Records", "clusters_of", "field_clusters", "field_pairs", "fit_records",
+           "read_records"]

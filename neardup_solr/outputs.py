@@ -191,7 +191,12 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
         columns += ("text_a", "text_b")
         for p, row in zip(rows, values):
             row += [found.get(p.a), found.get(p.b)]
-    return Table(columns, values, tsv_header=texts is not None or sourced,
+    explained = any(getattr(p, "explanation", None) for p in rows)
+    if explained:
+        columns += ("explanation",)
+        for p, row in zip(rows, values):
+            row.append(getattr(p, "explanation", None))
+    return Table(columns, values, tsv_header=texts is not None or sourced or explained,
                  optional=frozenset({"similarity", "probability"}))
 
 

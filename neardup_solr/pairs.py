@@ -39,6 +39,8 @@ class Pair(NamedTuple):
     distance: int
     similarity: float | None = None
     probability: float | None = None
+    # Why the pair has its probability, in brief (``explanations.Explanation.brief``), when asked for.
+    explanation: str | None = None
 
     @property
     def key(self) -> frozenset[str]:
@@ -82,8 +84,8 @@ class PairStream(PairTables):
 
 
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,
-            probability: float | None = None) -> Pair:
-    return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)
+            probability: float | None = None, explanation: str | None = None) -> Pair:
+    return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability, explanation)
 
 
 def one_to_one(pairs: Iterable[Pair]) -> list[Pair]:
@@ -200,4 +202,4 @@ def _pair(path: Path | str, number: int, fields: dict[str, str]) -> Pair:
         similarity, probability = (float(f) if f.strip() else None for f in numbers)
     except ValueError:
         raise InputError(f"{path}:{number}: similarity or probability {numbers!r} is not a number") from None
-    return ordered(a.strip(), b.strip(), int(distance), similarity, probability)
+    return ordered(a.strip(), b.strip(), int(distance), similarity, probability, fields.get("explanation") or None)

@@ -56,7 +56,7 @@ BATCH_ROWS = 8192
 _COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
                  "text_a": "string", "text_b": "string", "distance": "int64",
                  "similarity": "float64", "probability": "float64", "cluster_id": "int64", "size": "int64",
-                 "id": "string", "text": "string"}
+                 "id": "string", "text": "string", "explanation": "string"}
 
 
 def library_of(table: Any) -> str | None:

@@ -45,6 +45,8 @@ from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, out
                    "sharpen the fitted model (default mode).")
 @click.option("--link", is_flag=True, help="Only pairs across sources (`index --source`); the model is fitted to "
               "the candidates across sources alone (default mode).")
+@click.option("--explain", is_flag=True, help="Add why each pair has its probability (an `explanation` column: "
+              "the prior and each field's level and weight, or a text's similarity and numbers; default mode).")
 @click.option("--as-text", is_flag=True, help="Records of fields (a table's columns): compare each as one text, "
               "its values joined, as records of one text are (default mode).")
 @click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
@@ -54,7 +56,7 @@ from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, out
 @quiet_option
 def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_values: int, candidates: int,
            max_bucket: int,
-           labels: Path | None, link: bool, as_text: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
+           labels: Path | None, link: bool, explain: bool, as_text: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
            quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
@@ -110,7 +112,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
     if mode == "lsh":
         with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
             verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
-                                as_text=as_text,
+                                as_text=as_text, explain=explain,
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = verified.summary

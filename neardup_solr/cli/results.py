@@ -12,10 +12,12 @@ from pathlib import Path
 
 import click
 
+from ..api import NearDuplicates
 from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
+from ..errors import NeardupError
 from ..html_report import render, write_report
 from ..summary import ReportSummary, summary_path
-from ..pairs import read_pairs
+from ..pairs import Pair, read_pairs
 from ..records import read_texts
 from ..solr import Solr
 from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
@@ -54,6 +56,30 @@ def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with
     say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {output_name(out)}")
 
 
+# Pairs explained by asking Solr, when the pair file holds no explanations:
+# those of the clusters the page shows first, a few requests each.
+MAX_EXPLAINED = 2000
+
+
+def _explained(nd: NearDuplicates, pairs: list[Pair], groups: list) -> list[Pair]:
+    """``pairs`` with their explanations (``NearDuplicates.explain``), where
+    the file had none and a model was kept with the index: those of the
+    first clusters, up to ``MAX_EXPLAINED``."""
+    if any(p.explanation for p in pairs) or not any(p.probability is not None for p in pairs):
+        return pairs
+    order = {member: n for n, cluster in enumerate(groups) for member in cluster.members}
+    shown = sorted(range(len(pairs)), key=lambda i: order.get(pairs[i].a, len(order)))[:MAX_EXPLAINED]
+    explained = list(pairs)
+    for at in shown:
+        try:
+            why = nd.explain(pairs[at].a, pairs[at].b)
+        except NeardupError:
+            continue  # a record no longer indexed: shown without
+        if why.probability is not None:
+            explained[at] = pairs[at]._replace(explanation=why.brief())
+    return explained
+
+
 @click.command("html")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
@@ -85,6 +111,7 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
         connection = solr()
         texts = connection.texts(sorted(wanted))
         total = connection.count()
+        found = _explained(NearDuplicates(connection), found, groups)
     about = ReportSummary.read(summary_path(pairs))
     summary: dict = {} if total is None else {"records": total}
     if about is not None and about.estimated is not None:
