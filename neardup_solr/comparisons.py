@@ -60,6 +60,9 @@ SPAN = 1 << 18
 # country or area code written before them.
 PHONE_TAIL = 7
 NO_DATE = -1
+# A measure at a threshold passes it: its floats may round either way, and
+# rapidfuzz's cutoff drops 0.7999999999999999 at 0.8 - 1e-9 (similarity.py's ROUNDING).
+ROUNDING = 1e-6
 
 
 def level_names(kind: str) -> tuple[str, ...]:
@@ -178,7 +181,7 @@ def _scores(column: Column, a: np.ndarray, b: np.ndarray, scorer, cutoff: float)
     for start in range(0, len(a), SPAN):
         end = min(start + SPAN, len(a))
         out[start:end] = process.cpdist(_strings(column, a[start:end]), _strings(column, b[start:end]),
-                                        scorer=scorer, score_cutoff=cutoff, workers=-1)
+                                        scorer=scorer, score_cutoff=cutoff, workers=-1, dtype=np.float64)
     return out
 
 
@@ -192,8 +195,8 @@ def _by_thresholds(scores: np.ndarray, thresholds: Sequence[float], first: int, 
 
 
 def _name(column: Column, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    scores = _scores(column, a, b, JaroWinkler.similarity, 0.8 - 1e-9)
-    levels = _by_thresholds(scores, (0.92 - 1e-9, 0.8 - 1e-9), 2)
+    scores = _scores(column, a, b, JaroWinkler.similarity, 0.8 - ROUNDING)
+    levels = _by_thresholds(scores, (0.92 - ROUNDING, 0.8 - ROUNDING), 2)
     # A part of the other has no word starting with a letter none of the other's starts with.
     starts = column.extra["starts"]
     x, y = starts[a], starts[b]
@@ -224,8 +227,8 @@ def _part_of(x: str, y: str) -> bool:
 
 
 def _text(column: Column, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    scores = _scores(column, a, b, fuzz.token_set_ratio, 60 - 1e-9)
-    return _by_thresholds(scores, (90 - 1e-9, 60 - 1e-9), 2)
+    scores = _scores(column, a, b, fuzz.token_set_ratio, 60 - ROUNDING)
+    return _by_thresholds(scores, (90 - ROUNDING, 60 - ROUNDING), 2)
 
 
 def _edits(column: Column, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -248,9 +251,9 @@ def _email(column: Column, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     levels[same] = 2
     rest = np.flatnonzero(~same)
     if len(rest):
-        scores = _scores(column, a[rest], b[rest], JaroWinkler.similarity, 0.9 - 1e-9)
-        levels[rest[scores >= 0.9 - 1e-9]] = 3
-        levels[rest[scores < 0.9 - 1e-9]] = 4
+        scores = _scores(column, a[rest], b[rest], JaroWinkler.similarity, 0.9 - ROUNDING)
+        levels[rest[scores >= 0.9 - ROUNDING]] = 3
+        levels[rest[scores < 0.9 - ROUNDING]] = 4
     return levels
 
 

@@ -93,8 +93,8 @@ class FieldModel:
         """Each field's level weights ``log2(m / u)`` (0 for missing)."""
         found = []
         for m, u in zip(self.m, self.u):
-            ratio = np.log2(np.asarray(m) / np.asarray(u))
-            ratio[MISSING] = 0.0
+            ratio = np.zeros(len(m))
+            ratio[MISSING + 1:] = np.log2(np.asarray(m[MISSING + 1:]) / np.asarray(u[MISSING + 1:]))
             found.append(ratio)
         return found
 

@@ -193,7 +193,9 @@ def normal(kind: str, value: str) -> str:
     """
     cleaned = clean(value)
     if kind == "phone":
-        return _NOT_DIGIT.sub("", cleaned)
+        # Digits only; an international call's 00 is the + it stands for.
+        digits = _NOT_DIGIT.sub("", cleaned)
+        return digits[2:] if digits.startswith("00") else digits
     if kind == "code":
         return _NOT_ALNUM.sub("", cleaned)
     if kind == "email":
