@@ -62,6 +62,10 @@ EDGE = 1e-6
 # non-matches' level distributions, summed over the fields, the two classes
 # are not told apart.
 MIN_SEPARATION = 1.0
+# A model whose candidates' probabilities hold more expected errors than
+# this share of its expected matches is guessing: most of its pairs sit
+# near 1/2 (a fit on look-alikes, not on matches).
+MAX_AMBIGUITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,10 @@ class FieldModel:
 
     ``m[f][l]`` and ``u[f][l]`` are level l's probability (l >= 1; index 0
     is the missing level, kept as 1 and 1) among matches and non-matches;
-    ``prior`` the share of matches among the candidates it was fitted to;
-    ``pairs`` how many there were and ``random_pairs`` how many random
-    pairs measured u.
+    ``prior`` the share of matches among all pairs of records; ``pairs``
+    how many candidates it was fitted to, ``random_pairs`` how many random
+    pairs measured u, and ``filled`` how many records filled each field
+    then (what a value's share of the index is counted against).
     """
 
     names: tuple[str, ...]
@@ -84,6 +89,7 @@ class FieldModel:
     random_pairs: int = 0
     rounds: int = 0
     min_share: float = 0.0
+    filled: tuple[int, ...] = ()
 
     @property
     def levels(self) -> tuple[tuple[str, ...], ...]:
@@ -159,17 +165,27 @@ class FieldModel:
         neither absent nor everything, and agreeing more than chance."""
         return EDGE * 10 < self.prior < 1 - EDGE * 10 and self.separation >= MIN_SEPARATION
 
+    def tells(self, probabilities: np.ndarray) -> bool:
+        """Whether the model tells the matches among candidates whose
+        ``probabilities`` it gave: :attr:`separated`, and sure of most of
+        the matches it expects (the expected errors, ``sum min(p, 1 - p)``,
+        at most ``MAX_AMBIGUITY`` of the expected matches)."""
+        expected = float(np.sum(probabilities))
+        errors = float(np.sum(np.minimum(probabilities, 1.0 - probabilities)))
+        return self.separated and expected > 0 and errors <= MAX_AMBIGUITY * expected
+
     def to_dict(self) -> dict:
         return {"names": list(self.names), "kinds": list(self.kinds), "m": [list(x) for x in self.m],
                 "u": [list(x) for x in self.u], "prior": self.prior, "pairs": self.pairs,
-                "random_pairs": self.random_pairs, "rounds": self.rounds, "min_share": self.min_share}
+                "random_pairs": self.random_pairs, "rounds": self.rounds, "min_share": self.min_share,
+                "filled": list(self.filled)}
 
     @classmethod
     def from_dict(cls, data: dict) -> FieldModel:
         return cls(names=tuple(data["names"]), kinds=tuple(data["kinds"]), m=tuple(tuple(x) for x in data["m"]),
                    u=tuple(tuple(x) for x in data["u"]), prior=float(data["prior"]), pairs=int(data.get("pairs", 0)),
                    random_pairs=int(data.get("random_pairs", 0)), rounds=int(data.get("rounds", 0)),
-                   min_share=float(data.get("min_share", 0.0)))
+                   min_share=float(data.get("min_share", 0.0)), filled=tuple(int(x) for x in data.get("filled", ())))
 
 
 def probability(weight: np.ndarray | float) -> np.ndarray | float:

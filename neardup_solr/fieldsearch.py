@@ -112,8 +112,9 @@ class FieldSearch:
             return out
         documents, counts = self.solr.term_counts(FIELD_VALUES, list(wanted.values()))
         for i, t in wanted.items():
-            filled = max(self.settings.fields[i].filled * documents, 1.0)
-            out[i] = min(max(counts.get(t, 1), 1) / filled, 1.0)
+            # Counted against the records filling the field when the model was fitted, as the report counted.
+            filled = self.model.filled[i] if i < len(self.model.filled) else self.settings.fields[i].filled * documents
+            out[i] = min(max(counts.get(t, 1), 1) / max(filled, 1.0), 1.0)
         return out
 
     def find(self, record: Record, exclude: str | None = None, within: str = "") -> list[Match]:

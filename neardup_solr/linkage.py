@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .comparisons import Column, compare
+from .comparisons import EXACT, Column, compare
 from .explanations import Explanation, Step
 from .fieldmodel import FieldModel, chance, fit
 from .fields import FieldProfile
@@ -52,6 +52,9 @@ from .summary import FieldSummary, ReportSummary
 # of one chance in a hundred thousand about ten times.
 RANDOM_PAIRS = 1_000_000
 RANDOM_SEED = 0
+# The share of true pairs the keys and bands are taken to miss at most, in
+# the prior: estimated from the model it feeds, a larger one could grow on itself.
+MAX_MISSED = 0.5
 # A pair found by the bands, not a key, is this bit; key k is bit k + 1.
 BAND_BIT = 1
 # Bucket of a band key or key larger than this are left out (``collisions.MAX_BUCKET``).
@@ -229,10 +232,12 @@ def usable_bits(found: Found, keys: Sequence[Key], fields: int) -> np.ndarray:
     return usable
 
 
-def key_agreement(columns: Sequence[Column], found: Found, usable: np.ndarray, posterior: np.ndarray) -> dict[int, float]:
+def key_agreement(columns: Sequence[Column], found: Found, usable: np.ndarray, posterior: np.ndarray,
+                  model: FieldModel) -> dict[int, float]:
     """Each field's chance that a match agrees on its key form, where both
     fill it: the posterior-weighted share among the candidates not forced to
-    agree on it."""
+    agree on it; where there are none, the model's chance of the exact
+    level (a key form is shared at least by equal values)."""
     agree = {}
     for f, column in enumerate(columns):
         forms = np.array([key_form(column.kind, v) for v in column.values] + [""], object)
@@ -240,7 +245,8 @@ def key_agreement(columns: Sequence[Column], found: Found, usable: np.ndarray, p
         filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
         mask = filled & (((usable >> f) & 1) == 1)
         weight = posterior[mask]
-        agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() else 0.0
+        agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
+            else float(model.m[f][EXACT])
     return agree
 
 
@@ -302,19 +308,20 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     usable = usable_bits(found, keys, len(profiles))
     total = all_pairs(records, link)
     min_share = 2.0 / max(len(records), 2)
-    model = fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
-                min_share=min_share)
+    filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
+    model = replace(fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+                        min_share=min_share), filled=filled)
     shares = shares_of(records.columns, found.left)
     # What the keys and bands missed is estimated from the matches found, then counted into the prior.
     posterior = model.probabilities(levels)
-    agree = key_agreement(records.columns, found, usable, posterior)
-    filled = [float((c.codes >= 0).mean()) if len(c) else 0.0 for c in records.columns]
-    by_keys = missed_share(agree, keys, filled)
+    agree = key_agreement(records.columns, found, usable, posterior, model)
+    by_keys = missed_share(agree, keys, [n / max(len(records), 1) for n in filled])
     by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
-    missed = by_keys * by_bands
+    # At most half: a guess past that would let the prior feed on itself.
+    missed = min(by_keys * by_bands, MAX_MISSED)
     if missed > 1e-3:
-        model = fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
-                    min_share=min_share, found_share=1.0 - missed)
+        model = replace(fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+                            min_share=min_share, found_share=1.0 - missed), filled=filled)
     p = model.probabilities(levels, shares)
     if labels:
         p = _labeled(records, found, p, labels, warn)
@@ -323,13 +330,11 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     labeled = [same for pair, same in (labels or {}).items()]
     summary = ReportSummary.of_fields(
         FieldSummary(keys=tuple(k.name(profiles) for k in keys), missed=missed, random_pairs=len(random_left),
-                     separated=model.separated, model=model),
+                     separated=model.tells(p), model=model),
         candidates=len(found), true_pairs=expected, pairs=int(kept.sum()),
         precision=float(p[kept].mean()) if kept.any() else 1.0,
         recall=float(p[kept].sum() / expected) if expected else 1.0,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
-    if not model.separated:
-        warn("the field model could not tell matches from non-matches: its estimates do not hold")
     return Fitted(found, levels, shares, p, model, keys, summary)
 
 
