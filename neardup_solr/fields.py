@@ -34,6 +34,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from .repair import repair
 
@@ -181,6 +182,12 @@ def words_of(cleaned: str) -> list[str]:
     return _WORD.findall(cleaned)
 
 
+# Normal forms remembered: most fields repeat their values (a city, a status,
+# a first name), and repairing one costs tens of microseconds.
+NORMAL_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=NORMAL_CACHE)
 def normal(kind: str, value: str) -> str:
     """The form of ``value`` that another value of a field of ``kind`` must
     share to be the same value; "" when nothing of it is left (a missing

@@ -253,12 +253,13 @@ def test_broken_cluster_files_are_input_errors(tmp_path, content):
 
 def test_least_certain_first_goes_by_each_clusters_weakest_pair():
     pairs = [Pair("1", "2", 0, 0.99, 0.999), Pair("2", "3", 1, 0.81, 0.62),  # cluster 1, weakest 0.62
+             Pair("1", "3", 1, 0.83, 0.95),                                   # (3 is a match of 1 too)
              Pair("10", "11", 1, 0.85, 0.97),                                 # cluster 2
              Pair("20", "21", 2, 0.74, 0.55),                                 # cluster 3, the least sure
              Pair("30", "31", 1, 0.88, 0.97)]                                 # cluster 4, ties cluster 2
     clusters = cluster_pairs(pairs)
     by_cluster = pairs_by_cluster(clusters, pairs)
-    assert by_cluster == {1: pairs[:2], 2: [pairs[2]], 3: [pairs[3]], 4: [pairs[4]]}
+    assert by_cluster == {1: pairs[:3], 2: [pairs[3]], 3: [pairs[4]], 4: [pairs[5]]}
     assert certainty_of(pairs) == "probability"
     assert [c.id for c in least_certain_first(clusters, by_cluster, "probability")] == [3, 1, 2, 4]
     assert [c.id for c in least_certain_first(clusters, by_cluster, "similarity")] == [3, 1, 2, 4]
