@@ -21,7 +21,7 @@ depend on how many workers ran. The kernel runs on every core's thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain
@@ -34,8 +34,8 @@ from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches
 from .documents import lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
-from .pairs import Pair, PairTables, ordered
-from .record import id_key, source_of
+from .pairs import Pair, PairTables
+from .record import source_of
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .repair import repair
@@ -432,42 +432,3 @@ def _workers(count: int, words: float = RECORD_WORDS, cost: float = 1) -> int:
     the work is worth forking for."""
     return cores() if count * cost * max(words, RECORD_WORDS) >= FORK_FROM * RECORD_WORDS else 1
 
-
-def text_pairs(solr: Solr, ids: Sequence[str], left: np.ndarray, right: np.ndarray,
-               probabilities: Sequence[float | None], explanations: Sequence[str] | None = None) -> list[Pair]:
-    """The pairs ``(ids[left[i]], ids[right[i]])`` with ``probabilities[i]``
-    (and ``explanations[i]``),
-    each given its joined texts' word edit distance and text similarity (the
-    soft weighted cosine, as :func:`lsh_pairs` scores candidates), smaller
-    id first, in id order: what a report of field records writes for the
-    pairs it kept.
-
-    Costs one request per 1000 records of the pairs (their texts), the
-    requests of :func:`weigh`, and a repair of both texts of every pair.
-    """
-    if not len(left):
-        return []
-    records = distinct(np.concatenate([left, right]))
-    place = {int(r): n for n, r in enumerate(records.tolist())}
-    names = [ids[int(r)] for r in records.tolist()]
-    texts = solr.texts(names)
-    a = np.array([place[int(x)] for x in left.tolist()], np.int32)
-    b = np.array([place[int(x)] for x in right.tolist()], np.int32)
-    here = np.array([names[x] in texts and names[y] in texts for x, y in zip(a.tolist(), b.tolist())], bool)
-    found = Candidates([n for n in names], a[here], b[here])
-    present = [n for n in names if n in texts]
-    # weigh needs every id of the candidates to have a text: those deleted while the report ran are left out.
-    if len(present) != len(names):
-        keep = {n: i for i, n in enumerate(present)}
-        remap = np.array([keep.get(n, -1) for n in names], np.int32)
-        found = Candidates(present, remap[found.left], remap[found.right])
-    similarities, _ = scored(found, weigh(solr, texts, found))
-    kept_probabilities = [p for p, ok in zip(probabilities, here.tolist()) if ok]
-    kept_explanations = [e for e, ok in zip(explanations or [None] * len(here), here.tolist()) if ok]
-    pairs = []
-    for i, (x, y) in enumerate(zip(found.left.tolist(), found.right.tolist())):
-        first, second = found.ids[x], found.ids[y]
-        distance = word_distance(repaired_tokens(repair(texts[first])), repaired_tokens(repair(texts[second])))
-        pairs.append(ordered(first, second, distance, float(similarities[i]), kept_probabilities[i],
-                             kept_explanations[i]))
-    return sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))

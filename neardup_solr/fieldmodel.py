@@ -62,6 +62,8 @@ EDGE = 1e-6
 # non-matches' level distributions, summed over the fields, the two classes
 # are not told apart.
 MIN_SEPARATION = 1.0
+# Fewer expected matches than this among all pairs is no class of matches.
+MIN_MATCHES = 1.0
 # A model whose candidates' probabilities hold more expected errors than
 # this share of its expected matches is guessing: most of its pairs sit
 # near 1/2 (a fit on look-alikes, not on matches).
@@ -74,10 +76,11 @@ class FieldModel:
 
     ``m[f][l]`` and ``u[f][l]`` are level l's probability (l >= 1; index 0
     is the missing level, kept as 1 and 1) among matches and non-matches;
-    ``prior`` the share of matches among all pairs of records; ``pairs``
-    how many candidates it was fitted to, ``random_pairs`` how many random
-    pairs measured u, and ``filled`` how many records filled each field
-    then (what a value's share of the index is counted against).
+    ``prior`` the share of matches among all pairs of records (there were
+    ``total_pairs``); ``pairs`` how many candidates it was fitted to,
+    ``random_pairs`` how many random pairs measured u, and ``filled`` how
+    many records filled each field then (what a value's share of the index
+    is counted against).
     """
 
     names: tuple[str, ...]
@@ -90,6 +93,7 @@ class FieldModel:
     rounds: int = 0
     min_share: float = 0.0
     filled: tuple[int, ...] = ()
+    total_pairs: float = 0.0
 
     @property
     def levels(self) -> tuple[tuple[str, ...], ...]:
@@ -163,7 +167,8 @@ class FieldModel:
     def separated(self) -> bool:
         """Whether the fit found two classes it can tell apart: matches
         neither absent nor everything, and agreeing more than chance."""
-        return EDGE * 10 < self.prior < 1 - EDGE * 10 and self.separation >= MIN_SEPARATION
+        return self.prior * self.total_pairs >= MIN_MATCHES and self.prior < 1 - EDGE * 10 \
+            and self.separation >= MIN_SEPARATION
 
     def tells(self, probabilities: np.ndarray) -> bool:
         """Whether the model tells the matches among candidates whose
@@ -178,14 +183,15 @@ class FieldModel:
         return {"names": list(self.names), "kinds": list(self.kinds), "m": [list(x) for x in self.m],
                 "u": [list(x) for x in self.u], "prior": self.prior, "pairs": self.pairs,
                 "random_pairs": self.random_pairs, "rounds": self.rounds, "min_share": self.min_share,
-                "filled": list(self.filled)}
+                "filled": list(self.filled), "total_pairs": self.total_pairs}
 
     @classmethod
     def from_dict(cls, data: dict) -> FieldModel:
         return cls(names=tuple(data["names"]), kinds=tuple(data["kinds"]), m=tuple(tuple(x) for x in data["m"]),
                    u=tuple(tuple(x) for x in data["u"]), prior=float(data["prior"]), pairs=int(data.get("pairs", 0)),
                    random_pairs=int(data.get("random_pairs", 0)), rounds=int(data.get("rounds", 0)),
-                   min_share=float(data.get("min_share", 0.0)), filled=tuple(int(x) for x in data.get("filled", ())))
+                   min_share=float(data.get("min_share", 0.0)), filled=tuple(int(x) for x in data.get("filled", ())),
+                   total_pairs=float(data.get("total_pairs", 0.0)))
 
 
 def probability(weight: np.ndarray | float) -> np.ndarray | float:
@@ -209,18 +215,43 @@ def chance(levels: np.ndarray, kinds: Sequence[str]) -> list[np.ndarray]:
     return found
 
 
-def _patterns(levels: np.ndarray, usable: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct rows of ``levels`` (with each pair's ``usable`` bits),
-    how many pairs have each, and each row's usable bits."""
-    bits = np.zeros(len(levels), np.int64) if usable is None else np.asarray(usable, np.int64)
-    if not len(levels):
-        return levels, np.zeros(0), bits
-    keyed = np.concatenate([levels.astype(np.int64), bits[:, None]], axis=1)
-    unique, counts = np.unique(keyed, axis=0, return_counts=True)
-    return unique[:, :-1].astype(np.int8), counts.astype(np.float64), unique[:, -1]
+@dataclass(frozen=True)
+class Patterns:
+    """Candidates' level patterns, each once: the distinct rows of levels
+    (with each pair's usable bits, see :func:`fit`) and how many pairs have
+    each. EM reads these, not the pairs: a million candidates of fifteen
+    fields have a few thousand patterns."""
+
+    levels: np.ndarray
+    counts: np.ndarray
+    bits: np.ndarray
+    pairs: int
+
+    @classmethod
+    def of(cls, levels: np.ndarray, usable: np.ndarray | None = None) -> Patterns:
+        """Costs a sort of one number a pair (its row packed into 64 bits,
+        or its bytes when the row does not fit)."""
+        bits = np.zeros(len(levels), np.int64) if usable is None else np.asarray(usable, np.int64)
+        if not len(levels):
+            return cls(np.zeros((0, levels.shape[1] if levels.ndim == 2 else 0), np.int8), np.zeros(0), bits, 0)
+        levels = np.asarray(levels, np.int64)
+        radix = levels.max(axis=0) + 1
+        bit_width = int(bits.max()).bit_length() if len(bits) else 0
+        if np.log2(radix).sum() + bit_width < 62:
+            # Each row as one number in mixed radix, its bits above: sorting numbers is fast.
+            code = np.zeros(len(levels), np.int64)
+            for f in range(levels.shape[1]):
+                code = code * radix[f] + levels[:, f]
+            code = (bits << int(np.ceil(np.log2(np.prod(radix.astype(float)) + 1)))) | code
+            _, first, counts = np.unique(code, return_index=True, return_counts=True)
+        else:
+            rows = np.ascontiguousarray(np.concatenate([levels, bits[:, None]], axis=1))
+            _, first, counts = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
+                                         return_index=True, return_counts=True)
+        return cls(levels[first].astype(np.int8), counts.astype(np.float64), bits[first], len(levels))
 
 
-def fit(levels: np.ndarray, u: Sequence[np.ndarray], names: Sequence[str], kinds: Sequence[str], *,
+def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[str], kinds: Sequence[str], *,
         total_pairs: float, usable: np.ndarray | None = None, random_pairs: int = 0, min_share: float = 0.0,
         found_share: float = 1.0) -> FieldModel:
     """m and the prior by EM on the candidates' ``levels`` (pairs x fields), u held fixed.
@@ -233,7 +264,8 @@ def fit(levels: np.ndarray, u: Sequence[np.ndarray], names: Sequence[str], kinds
     found (bit f of ``usable``, when given): where a key made the field
     agree, its agreement says nothing of how often matches agree on it.
     ``found_share`` is the share of all matches estimated to be among the
-    candidates: the prior counts the others too.
+    candidates: the prior counts the others too. ``levels`` may be given
+    as their :class:`Patterns` already (``usable`` is then read from them).
 
     Runs on the distinct level patterns with their counts (a million
     candidates of 15 fields have a few thousand), so a round costs the
@@ -244,7 +276,8 @@ def fit(levels: np.ndarray, u: Sequence[np.ndarray], names: Sequence[str], kinds
         fields (m of the exact level 0.8 of what is not missing, the rest
         spread over the other levels) and a tenth of the candidates.
     """
-    patterns, counts, bits = _patterns(levels, usable)
+    found = levels if isinstance(levels, Patterns) else Patterns.of(levels, usable)
+    patterns, counts, bits = found.levels, found.counts, found.bits
     fields = len(kinds)
     m = []
     for kind in kinds:
@@ -255,10 +288,10 @@ def fit(levels: np.ndarray, u: Sequence[np.ndarray], names: Sequence[str], kinds
         m.append(start)
     u = [np.asarray(x, np.float64) for x in u]
     total_pairs = max(float(total_pairs), 1.0)
-    lam = min(0.1 * max(len(levels), 1) / total_pairs, 0.5)
+    lam = min(0.1 * max(found.pairs, 1) / total_pairs, 0.5)
     rounds = 0
     if len(patterns):
-        usable_for = [((bits >> f) & 1).astype(bool) if usable is not None else np.ones(len(patterns), bool)
+        usable_for = [((bits >> f) & 1).astype(bool) if found.bits.any() else np.ones(len(patterns), bool)
                       for f in range(fields)]
         usable_for = [mask if (counts[mask].sum() > 0) else np.ones(len(patterns), bool) for mask in usable_for]
         ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
@@ -286,8 +319,8 @@ def fit(levels: np.ndarray, u: Sequence[np.ndarray], names: Sequence[str], kinds
             if change < TOLERANCE:
                 break
     return FieldModel(names=tuple(names), kinds=tuple(kinds), m=tuple(tuple(x.tolist()) for x in m),
-                      u=tuple(tuple(x.tolist()) for x in u), prior=lam, pairs=len(levels),
-                      random_pairs=random_pairs, rounds=rounds, min_share=min_share)
+                      u=tuple(tuple(x.tolist()) for x in u), prior=lam, pairs=found.pairs,
+                      random_pairs=random_pairs, rounds=rounds, min_share=min_share, total_pairs=total_pairs)
 
 
-__all__ = ["FieldModel", "chance", "fit", "probability"]
+__all__ = ["FieldModel", "Patterns", "chance", "fit", "probability"]

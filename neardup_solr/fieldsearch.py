@@ -8,8 +8,8 @@ compared with its own (``comparisons.py``), and the field model the report
 kept with the index gives each its probability (``fieldmodel.py``), an
 agreement on a value weighed by how rare the value is in the index (its
 document frequency). Those of probability 1/2 or more are its matches,
-with the text similarity and word edit distance of their joined texts
-beside it, as in a report's pairs.
+with how many of their fields differ as their distance, as in a
+report's pairs.
 
 Before any report of the index there is no field model: the record is
 then looked up by its text (``search.OnlineSearch``).
@@ -31,6 +31,7 @@ from .fields import normal
 from .record import Record, id_key, key_prefix
 from .repair import repair
 from .schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
+from .linkage import differing
 from .search import Match, OnlineSearch
 from .solr import Solr, term
 from .state import IndexSettings
@@ -41,15 +42,14 @@ KEY_SCORE = 1000
 
 
 class FieldSearch:
-    """Near duplicates of one field record, in two or three Solr requests:
-    its candidates, the document frequencies of its values, and (for the
-    matches) those of their words.
+    """Near duplicates of one field record, in two Solr requests: its
+    candidates, and the document frequencies of its values.
 
     Args:
         solr: the index.
         settings: its settings (fields and banding).
         model, keys: the field model and keys the last report kept.
-        text: the text search whose similarity and distance the matches carry.
+        text: the text search whose banding finds the record's band keys.
     """
 
     def __init__(self, solr: Solr, settings: IndexSettings, model: FieldModel, keys: Sequence[Key],
@@ -119,19 +119,15 @@ class FieldSearch:
 
     def find(self, record: Record, exclude: str | None = None, within: str = "") -> list[Match]:
         """The matches of ``record`` (probability 1/2 or more), most probable
-        first (ties by similarity, then id); ``exclude`` is an id left out,
-        ``within`` a source the matches must be of. Costs three or four
-        Solr requests."""
+        first (ties by id); ``exclude`` is an id left out, ``within`` a
+        source the matches must be of. Costs two Solr requests."""
         found = self.candidates(record, exclude, within)
         if not found:
             return []
-        _, _, probabilities = self.scored(record, found)
-        kept = [(doc, float(p)) for doc, p in zip(found, probabilities.tolist()) if p >= 0.5]
-        if not kept:
-            return []
-        similarities, _ = self.text.similarities(record.text, [doc[TEXT] for doc, _ in kept])
-        matches = [self.text.match(record.text, doc, float(s), p) for (doc, p), s in zip(kept, similarities.tolist())]
-        return sorted(matches, key=lambda m: (-(m.probability or 0.0), -m.similarity, id_key(m.id)))
+        levels, _, probabilities = self.scored(record, found)
+        matches = [Match(doc[ID], None, int(d), doc[TEXT], float(p))
+                   for doc, d, p in zip(found, differing(levels).tolist(), probabilities.tolist()) if p >= 0.5]
+        return sorted(matches, key=lambda m: (-m.probability, id_key(m.id)))
 
 
 def _key_term(field: int, kind: str, form: str) -> str:

@@ -16,8 +16,9 @@ similarity of ``bulk.py``:
    by EM with u held fixed, and every candidate gets its match probability,
    agreement on rare values weighing more (term frequencies from the whole
    index); those of probability 1/2 or more are kept;
-5. the kept pairs get the word edit distance and the text similarity of
-   their joined texts, as the pairs of texts do.
+5. the kept pairs are written with their probability and, as their
+   distance, how many fields they fill both and do not agree on exactly
+   (they have no text similarity: their fields' levels are the evidence).
 
 The estimates (precision: the kept pairs' mean probability; recall: their
 expected matches over all expected matches, the matches no key or band
@@ -33,16 +34,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .comparisons import EXACT, Column, compare
+from .comparisons import EXACT, MISSING, Column, compare
 from .explanations import Explanation, Step
-from .fieldmodel import FieldModel, chance, fit
+from .fieldmodel import FieldModel, Patterns, chance, fit
 from .fields import FieldProfile
 from .keys import Key, choose_keys, key_codes, key_form, key_pairs, merge_pairs, missed_share
-from .bulk import text_pairs
 from .clustering import bits, split
-from .pairs import Pair, PairTables
+from .pairs import Pair, PairTables, ordered
 from .progress import Progress, Tally
-from .record import source_of
+from .record import id_key, source_of
 from .schema import BAND_KEYS, ID, RECORD_FIELDS
 from .solr import Solr
 from .state import IndexSettings
@@ -309,7 +309,8 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     total = all_pairs(records, link)
     min_share = 2.0 / max(len(records), 2)
     filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
-    model = replace(fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+    patterns = Patterns.of(levels, usable)
+    model = replace(fit(patterns, u, names, kinds, total_pairs=total, random_pairs=len(random_left),
                         min_share=min_share), filled=filled)
     shares = shares_of(records.columns, found.left)
     # What the keys and bands missed is estimated from the matches found, then counted into the prior.
@@ -320,7 +321,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     # At most half: a guess past that would let the prior feed on itself.
     missed = min(by_keys * by_bands, MAX_MISSED)
     if missed > 1e-3:
-        model = replace(fit(levels, u, names, kinds, total_pairs=total, usable=usable, random_pairs=len(random_left),
+        model = replace(fit(patterns, u, names, kinds, total_pairs=total, random_pairs=len(random_left),
                             min_share=min_share, found_share=1.0 - missed), filled=filled)
     p = model.probabilities(levels, shares)
     if labels:
@@ -390,12 +391,11 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     model fitted to all candidates (see the module's docstring).
 
     Returns:
-        The kept pairs (smaller id first, in id order) with their word edit
-        distance, text similarity and match probability (and, with
-        ``explain``, why: each field's level and weight); the model, the keys
-        and the summary. Costs one request per 1000 records read, and the
-        requests of :func:`neardup_solr.bulk.weigh` for the kept pairs'
-        texts; memory holds every record's fields once (their distinct
+        The kept pairs (smaller id first, in id order) with their distance
+        (the fields that differ, :func:`differing`) and match probability
+        (and, with ``explain``, why: each field's level and weight); the
+        model, the keys and the summary. Costs one request per 1000 records
+        read; memory holds every record's fields once (their distinct
         values), 8 bytes a band key, and every candidate's levels (a byte a
         field).
 
@@ -408,9 +408,19 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
                          tick=verifying)
     kept = np.flatnonzero(fitted.p >= 0.5)
-    pairs = text_pairs(solr, records.ids, fitted.found.left[kept], fitted.found.right[kept], fitted.p[kept].tolist(),
-                       [fitted.explanation(at) for at in kept.tolist()] if explain else None)
-    return Linked(pairs, fitted.model, fitted.keys, fitted.summary)
+    differ = differing(fitted.levels[kept])
+    pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
+                     fitted.explanation(at) if explain else None)
+             for at, a, b, d, p in zip(kept.tolist(), fitted.found.left[kept].tolist(),
+                                       fitted.found.right[kept].tolist(), differ.tolist(), fitted.p[kept].tolist())]
+    return Linked(sorted(pairs, key=lambda pair: (id_key(pair.a), id_key(pair.b))), fitted.model, fitted.keys,
+                  fitted.summary)
+
+
+def differing(levels: np.ndarray) -> np.ndarray:
+    """How many fields of each pair (levels: pairs x fields) both records
+    fill and do not agree on exactly: a pair of field records' distance."""
+    return ((levels != MISSING) & (levels != EXACT)).sum(axis=1) if len(levels) else np.zeros(0, np.int64)
 
 
 __all__ = ["Fitted", "Linked", "Records", "clusters_of", "field_clusters", "field_pairs", "fit_records",

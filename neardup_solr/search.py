@@ -35,8 +35,13 @@ from .verify import SimilarityCheck
 
 @dataclass(frozen=True)
 class Match:
+    """A record found like the one asked: its id and text, its similarity
+    (records of one text; ``None`` for records of fields, whose fields'
+    levels are the evidence), its distance (words, or fields, that differ)
+    and its match probability (``None`` before any report's model)."""
+
     id: str
-    similarity: float
+    similarity: float | None
     distance: int
     text: str
     probability: float | None = None

@@ -132,7 +132,7 @@ class ServiceError(Exception):
 
 class Duplicate(BaseModel):
     id: str
-    similarity: float
+    similarity: float | None = None  # None for records of fields, compared field by field
     probability: float | None = None
     distance: int
     text: str
@@ -239,7 +239,7 @@ def read_token(text: str, source: str) -> str:
 
 
 def _match(match: Match) -> dict[str, Any]:
-    return {"id": match.id, "similarity": round(match.similarity, 4),
+    return {"id": match.id, "similarity": None if match.similarity is None else round(match.similarity, 4),
             "probability": None if match.probability is None else round(match.probability, 4),
             "distance": match.distance, "text": match.text}
 

@@ -107,3 +107,20 @@ def test_the_summary_of_field_records_reads_back_equal(tmp_path):
     about.write(tmp_path / "pairs.model.json")
     assert ReportSummary.read(tmp_path / "pairs.model.json") == about
     assert about.estimated.proposed == pytest.approx(0.988) and about.model is None and about.told
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda fields: st.lists(
+    st.tuples(st.lists(st.integers(0, 6), min_size=fields, max_size=fields), st.integers(0, (1 << 20) - 1)),
+    min_size=1, max_size=40)))
+def test_patterns_are_each_distinct_row_and_its_count(rows):
+    from collections import Counter
+
+    from neardup_solr.fieldmodel import Patterns
+
+    levels = np.array([r for r, _ in rows], np.int8)
+    bits = np.array([b for _, b in rows], np.int64)
+    found = Patterns.of(levels, bits)
+    expected = Counter((tuple(r), b) for r, b in rows)
+    assert {(tuple(r.tolist()), int(b)): c for r, b, c in zip(found.levels, found.bits, found.counts)} == expected
+    assert found.pairs == len(rows)
