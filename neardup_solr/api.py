@@ -516,11 +516,15 @@ class NearDuplicates:
         first, second = record_of(docs[a]), record_of(docs[b])
         fields = self._field_search()
         if fields is not None and first.fields and second.fields:
-            levels, shares, _ = fields.scored(first, [docs[b]])
+            _, levels, shares, _ = fields.scored(first, [docs[b]])
             names = [p.name for p in fields.settings.fields]
             values_a, values_b = dict(first.fields), dict(second.fields)
+
+            def shown(values: Mapping[str, str]) -> list[str]:
+                return [" / ".join(values.get(names[f], "") for f in unit) for unit in fields.model.field_units]
+
             return explanations.of_fields(a, b, fields.model, levels[0].tolist(), shares[0].tolist(),
-                                          [values_a.get(n, "") for n in names], [values_b.get(n, "") for n in names])
+                                          shown(values_a), shown(values_b))
         search = self._search(None)
         similarity, level = search.similarities(first.text, [second.text])
         return explanations.of_text(a, b, search.model, float(similarity[0]), int(level[0]))

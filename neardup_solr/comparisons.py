@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import product
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -66,8 +68,51 @@ ROUNDING = 1e-6
 
 
 def level_names(kind: str) -> tuple[str, ...]:
-    """All levels of a kind's comparison, "missing" first."""
+    """All levels of a kind's comparison, "missing" first; of a joint kind
+    (``"name+category"``, :func:`joint`), each combination of its parts'
+    levels, "missing" (all missing) first and all exact second."""
+    if JOINT in kind:
+        parts = kind.split(JOINT)
+        return tuple("missing" if not any(t) else " / ".join(level_names(p)[x] for p, x in zip(parts, t))
+                     for t in _combinations(tuple(len(level_names(p)) for p in parts)))
     return ("missing", *COMPARISONS[kind])
+
+
+# Between the kinds of fields compared together (``joint``).
+JOINT = "+"
+
+
+@lru_cache(maxsize=None)
+def _combinations(sizes: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every combination of levels of parts with ``sizes`` levels each: all
+    missing first, all exact second (so a joint comparison's levels 0 and
+    1 mean what a single one's do), then the rest in order."""
+    every = list(product(*(range(n) for n in sizes)))
+    first = [(MISSING,) * len(sizes), (EXACT,) * len(sizes)]
+    return tuple(first + [t for t in every if t not in first])
+
+
+def joint_kind(kinds: Sequence[str]) -> str:
+    """The kind of fields of ``kinds`` compared together."""
+    return JOINT.join(kinds)
+
+
+def joint(levels: np.ndarray, units: Sequence[Sequence[int]], kinds: Sequence[str]) -> np.ndarray:
+    """Pairs x units levels from pairs x fields ``levels``: a unit of one
+    field keeps its level; fields compared together (dependent ones: a city
+    and its state) get the level of their combination (:func:`level_names`
+    of their :func:`joint_kind`)."""
+    out = np.empty((len(levels), len(units)), np.int16)
+    for at, unit in enumerate(units):
+        if len(unit) == 1:
+            out[:, at] = levels[:, unit[0]]
+            continue
+        sizes = tuple(len(level_names(kinds[f])) for f in unit)
+        table = np.zeros(int(np.prod(sizes)), np.int16)
+        for number, combination in enumerate(_combinations(sizes)):
+            table[np.ravel_multi_index(combination, sizes)] = number
+        out[:, at] = table[np.ravel_multi_index(tuple(levels[:, f].astype(np.int64) for f in unit), sizes)]
+    return out
 
 
 @dataclass
@@ -322,4 +367,5 @@ def compare_values(kind: str, x: str, y: str) -> int:
     return int(compare(column, np.array([0]), np.array([1]))[0])
 
 
-__all__ = ["COMPARISONS", "Column", "EXACT", "MISSING", "compare", "compare_values", "level_names", "clean"]
+__all__ = ["COMPARISONS", "Column", "EXACT", "MISSING", "compare", "compare_values", "joint", "joint_kind",
+           "level_names", "clean"]

@@ -80,7 +80,10 @@ class FieldModel:
     ``total_pairs``); ``pairs`` how many candidates it was fitted to,
     ``random_pairs`` how many random pairs measured u, and ``filled`` how
     many records filled each field then (what a value's share of the index
-    is counted against).
+    is counted against). ``names`` and ``kinds`` are those of the model's
+    units: a field, or fields compared together (``units``: the fields of
+    each, by their place in the index's fields; a joint kind,
+    ``comparisons.joint_kind``); empty ``units``: each field alone.
     """
 
     names: tuple[str, ...]
@@ -94,6 +97,12 @@ class FieldModel:
     min_share: float = 0.0
     filled: tuple[int, ...] = ()
     total_pairs: float = 0.0
+    units: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def field_units(self) -> tuple[tuple[int, ...], ...]:
+        """The fields of each unit (each field alone when ``units`` is empty)."""
+        return self.units or tuple((f,) for f in range(len(self.names)))
 
     @property
     def levels(self) -> tuple[tuple[str, ...], ...]:
@@ -183,7 +192,8 @@ class FieldModel:
         return {"names": list(self.names), "kinds": list(self.kinds), "m": [list(x) for x in self.m],
                 "u": [list(x) for x in self.u], "prior": self.prior, "pairs": self.pairs,
                 "random_pairs": self.random_pairs, "rounds": self.rounds, "min_share": self.min_share,
-                "filled": list(self.filled), "total_pairs": self.total_pairs}
+                "filled": list(self.filled), "total_pairs": self.total_pairs,
+                "units": [list(unit) for unit in self.units]}
 
     @classmethod
     def from_dict(cls, data: dict) -> FieldModel:
@@ -191,7 +201,8 @@ class FieldModel:
                    u=tuple(tuple(x) for x in data["u"]), prior=float(data["prior"]), pairs=int(data.get("pairs", 0)),
                    random_pairs=int(data.get("random_pairs", 0)), rounds=int(data.get("rounds", 0)),
                    min_share=float(data.get("min_share", 0.0)), filled=tuple(int(x) for x in data.get("filled", ())),
-                   total_pairs=float(data.get("total_pairs", 0.0)))
+                   total_pairs=float(data.get("total_pairs", 0.0)),
+                   units=tuple(tuple(int(f) for f in unit) for unit in data.get("units", ())))
 
 
 def probability(weight: np.ndarray | float) -> np.ndarray | float:
@@ -233,7 +244,7 @@ class Patterns:
         or its bytes when the row does not fit)."""
         bits = np.zeros(len(levels), np.int64) if usable is None else np.asarray(usable, np.int64)
         if not len(levels):
-            return cls(np.zeros((0, levels.shape[1] if levels.ndim == 2 else 0), np.int8), np.zeros(0), bits, 0)
+            return cls(np.zeros((0, levels.shape[1] if levels.ndim == 2 else 0), np.int16), np.zeros(0), bits, 0)
         levels = np.asarray(levels, np.int64)
         radix = levels.max(axis=0) + 1
         bit_width = int(bits.max()).bit_length() if len(bits) else 0
@@ -248,7 +259,7 @@ class Patterns:
             rows = np.ascontiguousarray(np.concatenate([levels, bits[:, None]], axis=1))
             _, first, counts = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
                                          return_index=True, return_counts=True)
-        return cls(levels[first].astype(np.int8), counts.astype(np.float64), bits[first], len(levels))
+        return cls(levels[first].astype(np.int16), counts.astype(np.float64), bits[first], len(levels))
 
 
 def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[str], kinds: Sequence[str], *,

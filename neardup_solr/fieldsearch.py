@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from .candidates import LSH
-from .comparisons import Column, compare
+from .comparisons import Column, compare, joint
 from .fieldmodel import FieldModel
-from .keys import Key, key_form, key_term, value_term
-from .fields import normal
+from .fields import FieldProfile, normal
+from .keys import Key, key_form, key_term, key_words, value_term
 from .record import Record, id_key, key_prefix
 from .repair import repair
 from .schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
-from .linkage import differing
+from .linkage import differing, unit_shares
 from .search import Match, OnlineSearch
 from .solr import Solr, term
 from .state import IndexSettings
@@ -67,7 +67,7 @@ class FieldSearch:
         forms = self.forms(record)
         clauses = [f"{term(BAND_KEYS, k)}^=1" for k in self.text.builder.band_keys([repair(record.text)])[0]]
         for key in self.keys:
-            terms = [_key_term(i, self.settings.fields[i].kind, forms[i]) for i in key.fields]
+            terms = [_key_term(i, self.settings.fields[i], forms[i]) for i in key.fields]
             if all(terms):
                 clauses.append("(" + " AND ".join(term(FIELD_VALUES, t) for t in terms) + f")^={KEY_SCORE}")
         query = " OR ".join(clauses)
@@ -84,11 +84,14 @@ class FieldSearch:
         return self.solr.search(query, fq=filters, sort="score desc,id asc", rows=self.per_record,
                                 fl=f"{ID},{TEXT},{RECORD_FIELDS}").docs
 
-    def scored(self, record: Record, others: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The levels (others x fields) of ``record`` against each of
-        ``others`` (Solr documents with their fields), the share of the index
-        holding each of ``record``'s values, and each one's probability.
-        Costs one request (the values' document frequencies)."""
+    def scored(self, record: Record, others: Sequence[Mapping[str, Any]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """How ``record`` compares with each of ``others`` (Solr documents
+        with their fields): the levels of each field (others x fields) and of
+        each of the model's units (fields compared together joined), the
+        share of the index holding each unit's values of ``record``, and
+        each one's probability. Costs one request (the values' document
+        frequencies)."""
         values = dict(record.fields)
         columns = []
         for found in self.settings.fields:
@@ -97,10 +100,12 @@ class FieldSearch:
             columns.append(Column.of(found.kind, raw))
         mine = np.zeros(len(others), np.int64)
         theirs = np.arange(1, len(others) + 1, dtype=np.int64)
-        levels = np.stack([compare(c, mine, theirs) for c in columns], axis=1) if others else \
+        field_levels = np.stack([compare(c, mine, theirs) for c in columns], axis=1) if others else \
             np.zeros((0, len(columns)), np.int8)
-        shares = np.tile(self.shares(self.forms(record)), (len(others), 1))
-        return levels, shares, self.model.probabilities(levels, shares)
+        units = self.model.field_units
+        levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
+        shares = unit_shares(np.tile(self.shares(self.forms(record)), (len(others), 1)), units)
+        return field_levels, levels, shares, self.model.probabilities(levels, shares)
 
     def shares(self, forms: Sequence[str]) -> np.ndarray:
         """Each field's share of the records filling it that hold the value
@@ -124,18 +129,18 @@ class FieldSearch:
         found = self.candidates(record, exclude, within)
         if not found:
             return []
-        levels, _, probabilities = self.scored(record, found)
+        field_levels, _, _, probabilities = self.scored(record, found)
         matches = [Match(doc[ID], None, int(d), doc[TEXT], float(p))
-                   for doc, d, p in zip(found, differing(levels).tolist(), probabilities.tolist()) if p >= 0.5]
+                   for doc, d, p in zip(found, differing(field_levels).tolist(), probabilities.tolist()) if p >= 0.5]
         return sorted(matches, key=lambda m: (-m.probability, id_key(m.id)))
 
 
-def _key_term(field: int, kind: str, form: str) -> str:
+def _key_term(field: int, profile: FieldProfile, form: str) -> str:
     """The term a record holds for its key form of field ``field`` (as
     ``keys.field_terms`` indexes it), or "" when it lacks the field."""
     if not form:
         return ""
-    keyed = key_form(kind, form)
+    keyed = key_form(profile.kind, form, key_words(profile))
     if not keyed:
         return ""
     return key_term(field, keyed) if keyed != form else value_term(field, form)

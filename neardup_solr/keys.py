@@ -2,8 +2,7 @@
 
 A **key** is a function of a record: one field's value in a form that
 survives the usual damage (:func:`key_form`: a date without its time and
-with day and month in order, a phone's last digits, a name's first letters
-and the rest of its words' shape), or two such forms together. Records
+with day and month in order, a phone's last digits, a name's first letters), or two such forms together. Records
 sharing a key become candidates, as records sharing an LSH band key do; the
 keys unioned keep recall high while each stays selective.
 
@@ -55,11 +54,20 @@ class Key:
         return " + ".join(profiles[i].name for i in self.fields)
 
 
-def key_form(kind: str, form: str) -> str:
+def key_words(profile: FieldProfile) -> int:
+    """How many leading words of a name or text its key keeps the first
+    letters of: one for a field of single words (a given name, a middle
+    initial after it changing nothing), two for longer ones (a company's
+    name, whose first word alone many share)."""
+    return 1 if profile.words < 1.5 else 2
+
+
+def key_form(kind: str, form: str, words: int = 1) -> str:
     """What a field's normal form (``fields.normal``) keys on: the form
     itself, but a date's day without its time (day and month in order, so
-    a swap still meets), a phone's last 7 digits, an email's mailbox, and a
-    name's or text's first letters of each of its first two words."""
+    a swap still meets), a phone's last 7 digits, an email's mailbox, and
+    the first letters of a name's or text's first ``words`` words
+    (:func:`key_words`)."""
     if not form:
         return ""
     if kind == "date":
@@ -73,16 +81,17 @@ def key_form(kind: str, form: str) -> str:
     if kind == "email":
         return form.split("@", 1)[0]
     if kind in ("name", "text"):
-        return " ".join(word[:PREFIX] for word in words_of(form)[:2])
+        return " ".join(word[:PREFIX] for word in words_of(form)[:words])
     return form
 
 
-def key_codes(columns: Sequence[Column]) -> list[np.ndarray]:
+def key_codes(columns: Sequence[Column], profiles: Sequence[FieldProfile]) -> list[np.ndarray]:
     """For each field, every record's key form as a number (-1 where missing)."""
     found = []
-    for column in columns:
+    for column, profile in zip(columns, profiles):
         numbered: dict[str, int] = {}
-        by_value = np.array([numbered.setdefault(key_form(column.kind, v), len(numbered)) for v in column.values]
+        words = key_words(profile)
+        by_value = np.array([numbered.setdefault(key_form(column.kind, v, words), len(numbered)) for v in column.values]
                             + [-1], np.int64)
         missing = {k for k, n in numbered.items() if not k}
         codes = by_value[column.codes]  # -1 (a missing value) indexes the appended -1
@@ -244,7 +253,7 @@ def field_terms(profiles: Sequence[FieldProfile], values: Mapping[str, str]) -> 
         if not form:
             continue
         terms.append(value_term(number, form))
-        keyed = key_form(found.kind, form)
+        keyed = key_form(found.kind, form, key_words(found))
         if keyed and keyed != form:
             terms.append(key_term(number, keyed))
     return terms

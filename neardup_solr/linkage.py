@@ -34,11 +34,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .comparisons import EXACT, MISSING, Column, compare
+from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind
 from .explanations import Explanation, Step
 from .fieldmodel import FieldModel, Patterns, chance, fit
 from .fields import FieldProfile
-from .keys import Key, choose_keys, key_codes, key_form, key_pairs, merge_pairs, missed_share
+from .keys import Key, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
 from .clustering import bits, split
 from .pairs import Pair, PairTables, ordered
 from .progress import Progress, Tally
@@ -221,33 +221,86 @@ def all_pairs(records: Records, link: bool) -> float:
     return (total * total - sum(c * c for c in counts.values())) / 2
 
 
-def usable_bits(found: Found, keys: Sequence[Key], fields: int) -> np.ndarray:
-    """Bit f of a pair: whether a key not reading field f found it, so its
-    agreement on f is not forced. A band reads every field (the joined
-    text): the non-matches it brings look alike in all of them."""
+def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Bit u of a pair: whether a key reading no field of unit u (a field,
+    or fields compared together) found it, so its agreement there is not
+    forced. A band reads every field (the joined text): the non-matches it
+    brings look alike in all of them."""
     usable = np.zeros(len(found), np.int64)
-    for f in range(fields):
-        forcing = BAND_BIT | sum(1 << (k + 1) for k, key in enumerate(keys) if f in key.fields)
-        usable |= ((found.bits & ~forcing) != 0).astype(np.int64) << f
+    for at, unit in enumerate(units):
+        forcing = BAND_BIT | sum(1 << (k + 1) for k, key in enumerate(keys) if set(unit) & set(key.fields))
+        usable |= ((found.bits & ~forcing) != 0).astype(np.int64) << at
     return usable
 
 
-def key_agreement(columns: Sequence[Column], found: Found, usable: np.ndarray, posterior: np.ndarray,
-                  model: FieldModel) -> dict[int, float]:
+# Fields whose exact agreements among random pairs come together this many
+# times more often than if they were independent are dependent (a city and
+# its state, a postcode and its city), and are compared together.
+DEPENDENT_LIFT = 3.0
+# Joint agreements seen among the random pairs before a lift is believed.
+DEPENDENT_SEEN = 5
+# At most this many fields are compared together (their levels multiply).
+UNIT_FIELDS = 3
+
+
+def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
+    """Which fields are compared together: those whose exact agreements
+    among random pairs' ``levels`` (pairs x fields) depend on each other
+    (:data:`DEPENDENT_LIFT`), joined strongest first, at most
+    :data:`UNIT_FIELDS` in a unit; every other field alone. In field order.
+
+    The model takes its units to be independent of each other within each
+    class; a city and its state are not (one implies the other), and
+    counted apart they would count one agreement twice."""
+    exact = levels == EXACT
+    filled = levels != MISSING
+    found = []
+    for f in range(levels.shape[1]):
+        for g in range(f + 1, levels.shape[1]):
+            both = filled[:, f] & filled[:, g]
+            if not both.any():
+                continue
+            a, b = exact[both, f].mean(), exact[both, g].mean()
+            joint_share = (exact[both, f] & exact[both, g]).mean()
+            if 0 < a < 0.5 and 0 < b < 0.5 and joint_share * both.sum() >= DEPENDENT_SEEN:
+                lift = joint_share / (a * b)
+                if lift >= DEPENDENT_LIFT:
+                    found.append((lift, f, g))
+    unit = {f: (f,) for f in range(levels.shape[1])}
+    for _, f, g in sorted(found, reverse=True):
+        if unit[f] is not unit[g] and len(unit[f]) + len(unit[g]) <= UNIT_FIELDS:
+            merged = tuple(sorted(unit[f] + unit[g]))
+            for member in merged:
+                unit[member] = merged
+    return sorted(set(unit.values()))
+
+
+def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], found: Found, usable: np.ndarray,
+                  posterior: np.ndarray, model: FieldModel) -> dict[int, float]:
     """Each field's chance that a match agrees on its key form, where both
     fill it: the posterior-weighted share among the candidates not forced to
-    agree on it; where there are none, the model's chance of the exact
-    level (a key form is shared at least by equal values)."""
+    agree on it (nor on a field compared with it); where there are none, the
+    model's chance of its unit's exact level (a key form is shared at least
+    by equal values)."""
     agree = {}
-    for f, column in enumerate(columns):
-        forms = np.array([key_form(column.kind, v) for v in column.values] + [""], object)
+    unit_of = {f: at for at, unit in enumerate(model.units) for f in unit}
+    for f, (column, profile) in enumerate(zip(columns, profiles)):
+        forms = np.array([key_form(column.kind, v, key_words(profile)) for v in column.values] + [""], object)
         a, b = forms[column.codes[found.left]], forms[column.codes[found.right]]
         filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
-        mask = filled & (((usable >> f) & 1) == 1)
+        mask = filled & (((usable >> unit_of[f]) & 1) == 1)
         weight = posterior[mask]
         agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
-            else float(model.m[f][EXACT])
+            else float(model.m[unit_of[f]][EXACT])
     return agree
+
+
+def unit_shares(shares: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Pairs x units: a unit's share of the index holding the values its
+    fields agree on, taken as the rarest of them (a city's share, which its
+    state only widens)."""
+    return np.stack([shares[:, list(unit)].min(axis=1) for unit in units], axis=1) if len(shares) else \
+        np.zeros((0, len(units)))
 
 
 @dataclass
@@ -271,11 +324,13 @@ class Linked(PairTables):
 @dataclass
 class Fitted:
     """What :func:`fit_records` found: the candidates, their levels (pairs x
-    fields), the share of the index holding each one's values (what an
-    exact agreement is weighed by), their probabilities, the model, the keys
-    and the report's summary."""
+    fields, and pairs x the model's units: fields compared together joined),
+    the share of the index holding each one's values (what an exact
+    agreement is weighed by), their probabilities, the model, the keys and
+    the report's summary."""
 
     found: Found
+    field_levels: np.ndarray
     levels: np.ndarray
     shares: np.ndarray
     p: np.ndarray
@@ -295,34 +350,42 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
                 tick: Callable[[int], None] = lambda n: None) -> Fitted:
     """Candidates, their levels and probabilities, the model, the keys and
     the summary of ``records`` (see the module's docstring)."""
-    names, kinds = [p.name for p in profiles], [p.kind for p in profiles]
-    codes = key_codes(records.columns)
+    kinds = [p.kind for p in profiles]
+    codes = key_codes(records.columns, profiles)
     keys = choose_keys(codes, profiles)
     found = candidates(records, keys, codes, max_bucket)
     if link:
         found = across(records, found)
-    levels = levels_of(records.columns, found.left, found.right)
+    field_levels = levels_of(records.columns, found.left, found.right)
     tick(len(found))
     random_left, random_right = random_pairs(records, link=link)
-    u = chance(levels_of(records.columns, random_left, random_right), kinds)
-    usable = usable_bits(found, keys, len(profiles))
+    random_levels = levels_of(records.columns, random_left, random_right)
+    units = units_of(random_levels)
+    unit_kinds = [joint_kind([kinds[f] for f in unit]) for unit in units]
+    names = [" + ".join(profiles[f].name for f in unit) for unit in units]
+    levels = joint(field_levels, units, kinds)
+    u = chance(joint(random_levels, units, kinds), unit_kinds)
+    usable = usable_bits(found, keys, units)
     total = all_pairs(records, link)
     min_share = 2.0 / max(len(records), 2)
     filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
     patterns = Patterns.of(levels, usable)
-    model = replace(fit(patterns, u, names, kinds, total_pairs=total, random_pairs=len(random_left),
-                        min_share=min_share), filled=filled)
-    shares = shares_of(records.columns, found.left)
+
+    def fitted(found_share: float = 1.0) -> FieldModel:
+        return replace(fit(patterns, u, names, unit_kinds, total_pairs=total, random_pairs=len(random_left),
+                           min_share=min_share, found_share=found_share), filled=filled, units=tuple(units))
+
+    model = fitted()
+    shares = unit_shares(shares_of(records.columns, found.left), units)
     # What the keys and bands missed is estimated from the matches found, then counted into the prior.
     posterior = model.probabilities(levels)
-    agree = key_agreement(records.columns, found, usable, posterior, model)
+    agree = key_agreement(records.columns, profiles, found, usable, posterior, model)
     by_keys = missed_share(agree, keys, [n / max(len(records), 1) for n in filled])
     by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
     # At most half: a guess past that would let the prior feed on itself.
     missed = min(by_keys * by_bands, MAX_MISSED)
     if missed > 1e-3:
-        model = replace(fit(patterns, u, names, kinds, total_pairs=total, random_pairs=len(random_left),
-                            min_share=min_share, found_share=1.0 - missed), filled=filled)
+        model = fitted(1.0 - missed)
     p = model.probabilities(levels, shares)
     if labels:
         p = _labeled(records, found, p, labels, warn)
@@ -336,7 +399,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
         precision=float(p[kept].mean()) if kept.any() else 1.0,
         recall=float(p[kept].sum() / expected) if expected else 1.0,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
-    return Fitted(found, levels, shares, p, model, keys, summary)
+    return Fitted(found, field_levels, levels, shares, p, model, keys, summary)
 
 
 def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[frozenset[str], bool],
@@ -367,7 +430,9 @@ def clusters_of(records: Records, found: Found, p: np.ndarray, model: FieldModel
     kept = p >= 0.5
 
     def weigh(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        return model.weights(levels_of(records.columns, left, right), shares_of(records.columns, left))
+        field_levels = levels_of(records.columns, left, right)
+        return model.weights(joint(field_levels, model.units, [c.kind for c in records.columns]),
+                             unit_shares(shares_of(records.columns, left), model.units))
 
     weights = np.array([bits(x) for x in p[kept].tolist()])
     groups = split(len(records), found.left[kept], found.right[kept], weights, weigh)
@@ -408,7 +473,7 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
                          tick=verifying)
     kept = np.flatnonzero(fitted.p >= 0.5)
-    differ = differing(fitted.levels[kept])
+    differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
                      fitted.explanation(at) if explain else None)
              for at, a, b, d, p in zip(kept.tolist(), fitted.found.left[kept].tolist(),

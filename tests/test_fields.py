@@ -166,7 +166,8 @@ def test_key_forms_survive_the_usual_damage():
     assert key_form("date", "2024-03-12 02:00:00") == key_form("date", "2024-12-03") == "2024-03-12"
     assert key_form("phone", "15245550129") == key_form("phone", "5245550129") == "5550129"
     assert key_form("email", "melba@example.com") == key_form("email", "melba@mail.com")
-    assert key_form("name", "hearthstone holdings group") == "hear hold"
+    assert key_form("name", "hearth k") == key_form("name", "hearthstone") == "hear"  # a middle initial
+    assert key_form("name", "hearthstone holdings group", 2) == "hear hold"  # a company's two first words
 
 
 @settings(max_examples=40, deadline=None)
@@ -174,7 +175,7 @@ def test_key_forms_survive_the_usual_damage():
                 min_size=2, max_size=25), st.integers(2, 6))
 def test_key_pairs_are_the_pairs_sharing_a_key(rows, bucket):
     columns = [Column.of("code", [r[0] or None for r in rows]), Column.of("code", [r[1] or None for r in rows])]
-    codes = key_codes(columns)
+    codes = key_codes(columns, profile(["a", "b"], []))
     keys = [Key((0,)), Key((0, 1))]
     left, right, bits = key_pairs(codes, keys, max_bucket=bucket)
     expected: dict[tuple[int, int], int] = {}
@@ -203,7 +204,7 @@ def test_keys_are_chosen_within_the_budget_single_fields_first():
     columns = [Column.of("code", unique), Column.of("code", common), Column.of("code", other)]
     profiles = profile(["unique", "common", "other"], [{"unique": a, "common": b, "other": c}
                                                       for a, b, c in zip(unique, common, other)])
-    keys = choose_keys(key_codes(columns), profiles)
+    keys = choose_keys(key_codes(columns, profiles), profiles)
     # The unique field alone; the common one (5 values, a category) and the other (40 values: 50,000 pairs,
     # past the budget of 20,000) only together (200 values: 10,000 pairs).
     assert keys == [Key((0,)), Key((1, 2))]

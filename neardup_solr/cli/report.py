@@ -174,8 +174,12 @@ def _fields_line(about: ReportSummary) -> str:
     fields, estimated = about.fields, about.estimated
     model = fields.model
     keys = ", ".join(fields.keys) or "none"
-    head = (f"model: {len(model.names)} fields compared one by one; candidates from the LSH bands and the keys "
-            f"{keys}, estimated to miss {fields.missed:.1%} of the true pairs")
+    together = [name for name, unit in zip(model.names, model.field_units) if len(unit) > 1]
+    compared = sum(len(unit) for unit in model.field_units)
+    head = (f"model: {compared} fields compared one by one"
+            + (f" ({', '.join(together)} together: they go together in the data)" if together else "")
+            + f"; candidates from the LSH bands and the keys {keys}, estimated to miss {fields.missed:.1%} of the "
+            "true pairs")
     if not fields.separated:
         return (f"{head}; the model could not tell matches from non-matches among {about.candidates} candidates "
                 "(its estimates do not hold: check the fields, or label some pairs)")
