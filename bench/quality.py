@@ -71,7 +71,7 @@ from neardup_solr.pairs import read_pairs
 from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
-from . import documents, fields, generate, kernel_check, people, splink_peer
+from . import documents, fields, generate, kernel_check, mentions, people, splink_peer
 from .results import machine
 from .run import bench_solr, run_cli
 
@@ -149,10 +149,18 @@ def _field_set(domain: str, difficulty: str) -> Callable[[Path, int, int], tuple
     return prepare
 
 
-FIELD_SETS = {f"fields-{domain}-{difficulty}": DataSet(
+def _mentions(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+    return mentions.generate(n, seed, folder)
+
+
+FIELD_SETS = {"fields-mentions": DataSet(
+    "fields-mentions", 20_000, "mentions of people whose names many others bear (pre-blocked: every record shares "
+    "its name's letters with thousands), each city in one state, moves and job changes between mentions "
+    "(`bench.mentions`)", _mentions, index_options=("--id-column", "id"), peers=True)}
+FIELD_SETS.update({f"fields-{domain}-{difficulty}": DataSet(
     f"fields-{domain}-{difficulty}", 5_000, f"dupehell's {domain} at {difficulty}: its most frequent entity's records",
     _field_set(domain, difficulty), index_options=("--id-column", fields.ID_COLUMN), peers=True)
-    for difficulty in fields.DIFFICULTIES for domain in fields.DOMAINS}
+    for difficulty in fields.DIFFICULTIES for domain in fields.DOMAINS})
 TEXT_SETS = dict(SETS)
 SETS.update(FIELD_SETS)
 GROUPS = {"text": list(TEXT_SETS), "fields": list(FIELD_SETS)}
@@ -251,17 +259,17 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         "index_seconds": index_s, "report_seconds": report_s, "report_said": said.strip(),
         **({} if checked is None else {"kernel": {"pairs": checked.pairs, "plain_seconds": checked.plain_seconds,
                                                   "kernel_seconds": checked.kernel_seconds}}),
-        **({"peers": peers(records, gold)} if data_set.peers else {}),
+        **({"peers": peers(records, gold, data_set.index_options[-1])} if data_set.peers else {}),
         "pairs_file": str(pairs), "gold_file": str(gold_file),
         "records_file": ",".join(map(str, records)) if isinstance(records, tuple) else str(records),
     }
 
 
-def peers(records: Path, gold: set[frozenset[str]]) -> dict:
+def peers(records: Path, gold: set[frozenset[str]], id_column: str) -> dict:
     """The field records' peers on ``records``: F1 and seconds of each."""
     found = {}
     for name, run_peer in (("splink", splink_peer.splink_pairs), ("exact keys", splink_peer.exact_key_pairs)):
-        done = run_peer(records, fields.ID_COLUMN)
+        done = run_peer(records, id_column)
         true = len(done.pairs & gold)
         precision = true / len(done.pairs) if done.pairs else 0.0
         recall = true / len(gold) if gold else 0.0

@@ -43,6 +43,15 @@ class PeerRun:
     what: str
 
 
+def _table(records: Path):
+    """A Parquet or CSV file as a pandas frame (CSV's values all text, as written)."""
+    import pandas as pd
+
+    if records.suffix == ".csv":
+        return pd.read_csv(records, dtype=str, keep_default_na=False).replace("", None)
+    return pd.read_parquet(records)
+
+
 def _kinds(frame, id_column: str) -> dict[str, str]:
     """Each column's kind by the recipe's rules: number, category, email, code, text."""
     import pandas as pd
@@ -100,7 +109,7 @@ def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
     from splink import DuckDBAPI, Linker, block_on
 
     started = time.perf_counter()
-    frame = pd.read_parquet(records)
+    frame = _table(records)
     frame[id_column] = frame[id_column].astype(str)
     for column in frame.columns:
         if frame[column].dtype == object or str(frame[column].dtype) in ("string", "str", "category"):
@@ -126,7 +135,7 @@ def exact_key_pairs(records: Path, id_column: str) -> PeerRun:
     import pandas as pd
 
     started = time.perf_counter()
-    frame = pd.read_parquet(records)
+    frame = _table(records)
     columns = [c for c in frame.columns if c != id_column]
     key: Sequence[str] = ("first_name", "last_name") if {"first_name", "last_name"} <= set(columns) else \
         (max(columns, key=lambda c: frame[c].astype(str).nunique()),)

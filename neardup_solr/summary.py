@@ -130,8 +130,12 @@ class ReportSummary:
 
     @property
     def told(self) -> bool:
-        """Whether the model told matches from non-matches, so its estimates hold."""
-        return self.fields is None or self.fields.separated
+        """Whether the model told matches from non-matches, so its estimates
+        hold: a field model that separated two classes, or a model of
+        texts that found a class of matches beside copies."""
+        if self.fields is not None:
+            return self.fields.separated
+        return self.model is None or not self.model.only_copies
 
     def to_dict(self) -> dict:
         """The file's JSON object, its keys in the order they have always had."""

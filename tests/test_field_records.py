@@ -164,3 +164,28 @@ def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "could not tell matches from non-matches" in done.stderr
     assert ReportSummary.read(tmp_path / "pairs.model.json").told is False
+
+
+def test_texts_of_two_sources_give_one_answer_whichever_came_first(new_core, tmp_path):
+    from bench.generate import generate_linked
+
+    a, b, truth = generate_linked(1500, 5, tmp_path / "linked")
+    # One source four times the other's size: a banding chosen from either alone would differ.
+    lines = b.read_text(encoding="utf-8").splitlines(keepends=True)
+    b.write_text("".join(lines[:375]), encoding="utf-8")
+    answers, bandings = [], []
+    for first, second in ((("a", a), ("b", b)), (("b", b), ("a", a))):
+        core = new_core()
+        for number, (name, path) in enumerate((first, second)):
+            done = run_cli("index", *(("--append", "--no-pairs") if number else ()), str(path), "--source", name,
+                           "--solr-url", core.url, "-q")
+            assert done.returncode == 0, done.stderr
+        out = tmp_path / f"links-{first[0]}.tsv"
+        done = run_cli("report", "--link", str(out), "--solr-url", core.url, "-q")
+        assert done.returncode == 0, done.stderr
+        answers.append(out.read_bytes())
+        settings = NearDuplicates(core).settings
+        bandings.append((settings.bands, settings.band_rows))
+    assert bandings[0] == bandings[1] and answers[0] == answers[1]
+    found = read_pairs(tmp_path / "links-a.tsv")
+    assert score(found, read_gold(truth)).precision > 0.95 and len(found) > 150

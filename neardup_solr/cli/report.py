@@ -158,6 +158,10 @@ def model_line(about: ReportSummary) -> str:
     if estimated is None:
         return (f"model: {about.candidates} candidate pairs are too few to fit; "
                 f"fixed cut {about.cut:.2f}, no probabilities")
+    if not about.told and not about.forced:
+        return (f"model: no class of near duplicates stands out among the similarities of {about.candidates} "
+                "candidate pairs, so only copies are kept (similarity 0.99 or more) and precision and recall cannot "
+                "be estimated (give a fixed cut, label some pairs, or give the records' fields)")
     if about.forced:
         how = f"fixed cut {about.cut:.2f} (the model's: {_cut_text(about.model_cut)})"
     else:
