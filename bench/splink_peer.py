@@ -105,7 +105,6 @@ def recipe(frame, id_column: str) -> tuple[dict, list[str]]:
 def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
     """The recipe run on the Parquet table ``records``: pairs at match probability 0.5 or more."""
     import duckdb
-    import pandas as pd
     from splink import DuckDBAPI, Linker, block_on
 
     started = time.perf_counter()
