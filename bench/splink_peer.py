@@ -131,8 +131,6 @@ def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
 def exact_key_pairs(records: Path, id_column: str) -> PeerRun:
     """Pairs agreeing exactly on first and last name (where both columns
     exist), else on the most distinct column."""
-    import pandas as pd
-
     started = time.perf_counter()
     frame = _table(records)
     columns = [c for c in frame.columns if c != id_column]
