@@ -45,10 +45,14 @@ del { background: #fbd3d3; color: #8a1f1f; }
 .small { font-size: .85em; color: #555; }
 """
 
-_CSS = PAIR_CSS + """
+# A pair's explanation, a step a line, on this page and the review page.
+WHY_CSS = """
 td.why { font-size: .85em; line-height: 1.35; }
 td.why .for b { color: #1a6b1a; }
 td.why .against b { color: #8a1f1f; }
+"""
+
+_CSS = PAIR_CSS + WHY_CSS + """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        color: #1d1d1f; background: #fafafa; margin: 0 auto; padding: 1.5em 2em; max-width: 72em; }
 h1 { font-size: 1.6em; margin: 0 0 .6em; }
@@ -162,13 +166,13 @@ def _pair_table(pairs: Sequence[Pair], max_rows: int) -> str:
         if with_probability:
             cells += f'<td class="num">{"" if probability is None else f"{probability:.4f}"}</td>'
         if explained:
-            cells += f'<td class="why">{_why(getattr(p, "explanation", None))}</td>'
+            cells += f'<td class="why">{why_cell(getattr(p, "explanation", None))}</td>'
         rows.append(f"<tr>{cells}</tr>")
     more = f'<p class="small">… and {len(pairs) - max_rows} more pairs.</p>' if len(pairs) > max_rows else ""
     return f'<table class="pairs">{head}{"".join(rows)}</table>{more}'
 
 
-def _why(explanation: str | None) -> str:
+def why_cell(explanation: str | None) -> str:
     """A pair's explanation in brief as a waterfall: each step on a line,
     its weight after it, those for the pair green and those against red."""
     if not explanation:

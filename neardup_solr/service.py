@@ -749,13 +749,41 @@ def _looked_up(nd: NearDuplicates, state: State, limit: int) -> dict[str, Any]:
     duplicates of the record ``state.id`` or of the text ``state.text``."""
     shown: dict[str, Any] = {"records": nd.solr.count()}
     if state.id:
-        shown["asked"] = _text(nd, state.id)
-        shown["matches"] = nd.query(shown["asked"], exclude=state.id, limit=limit)
+        record = _record(nd, state.id)
+        shown["asked"] = record.text
+        shown["matches"] = nd.query(record if record.fields else record.text, exclude=state.id, limit=limit)
     elif state.text.strip():
         if is_blank(state.text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         shown["matches"] = nd.query(state.text, limit=limit)
     return shown
+
+
+# Pairs the page explains at most: each costs Solr two or three requests.
+MAX_EXPLAINED = 100
+
+
+def _why(nd: NearDuplicates, state: State, shown: dict[str, Any]) -> dict[frozenset[str], str]:
+    """Why each pair the page shows has its probability, in brief (a
+    record's matches, and the clusters' pairs: the pair file's own
+    explanations where it has them), at most ``MAX_EXPLAINED`` asked of Solr."""
+    wanted: list[tuple[str, str]] = [(state.id, m.id) for m in shown.get("matches") or () if state.id]
+    why: dict[frozenset[str], str] = {}
+    page = shown.get("clusters")
+    for pairs in (page.pairs.values() if page is not None else ()):
+        for pair in pairs:
+            if pair.explanation:
+                why[pair.key] = pair.explanation
+            elif pair.probability is not None:
+                wanted.append((pair.a, pair.b))
+    for a, b in wanted[:MAX_EXPLAINED]:
+        try:
+            found = nd.explain(a, b)
+        except NeardupError:
+            continue  # a record gone from the index: its pair is shown without
+        if found.probability is not None:
+            why[frozenset((a, b))] = found.brief()
+    return why
 
 
 def _signed_in(request: Request, token: str | None) -> bool:
@@ -792,6 +820,8 @@ def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, 
             failures.append(err)
     if failures:
         shown.update(error=failures[0].message, hint=failures[0].hint)
+    else:
+        shown["why"] = _why(nd, state, shown)
     writable = _signed_in(request, service.token)
     labeling = None if service.labels is None else Labeling(service.labels.labels(), writable=writable,
                                                              sign_in=not writable)
