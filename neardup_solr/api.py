@@ -259,7 +259,7 @@ class NearDuplicates:
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
-            progress: Progress | None = None) -> int:
+            progress: Progress | None = None, replan: bool = True) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
@@ -269,6 +269,8 @@ class NearDuplicates:
         planned for, make its plan again from all it holds, and rebuild it
         when the plan changed (:meth:`_replan`): the banding and the fields
         then come from every source, whichever was indexed first.
+        ``replan=False`` leaves the plan as it is (a service adding a few
+        records at a time: a rebuild would hold them up).
 
         Returns:
             How many were added. Costs one update request per batch and a
@@ -284,7 +286,7 @@ class NearDuplicates:
         self.solr.wait_until_replayed()
         self._changed()
         settings = self.settings
-        new_source = bool(source) and not self.solr.count_starting(ID, key_prefix(source))
+        new_source = replan and bool(source) and not self.solr.count_starting(ID, key_prefix(source))
         known = {p.name for p in settings.fields}
         misfits: list[str] = []
 
@@ -297,7 +299,7 @@ class NearDuplicates:
                 yield record
 
         count = index_records(self.solr, seen(records), settings, batch_size=batch_size, progress=progress)
-        if count and (new_source or misfits):
+        if count and replan and (new_source or misfits):
             self._replan(settings, progress)
         return count
 
@@ -306,8 +308,8 @@ class NearDuplicates:
         its fields' profiles) made again from a sample of all it holds
         (:func:`~neardup_solr.sampling.index_sample`, which does not depend
         on the order records came in), and the index rebuilt with it when
-        it differs: so two sources give one index whichever was indexed
-        first. Costs a request and a comparison of the sample's pairs; a
+        it differs (its records and match model as they were): so two
+        sources give one index whichever was indexed first. Costs a request and a comparison of the sample's pairs; a
         rebuild costs what :meth:`index` of every record does."""
         plan = choose_plan(index_sample(self.solr), settings.lsh_shingles, total=self.solr.count(),
                            banding=settings.chosen)
@@ -316,7 +318,7 @@ class NearDuplicates:
             planned = dataclass_replace(planned, bands=plan.choice.banding.bands,
                                         band_rows=plan.choice.banding.band_rows)
         if planned != settings:
-            replace_index(self.solr, stored_records(self.solr), planned, progress=progress)
+            replace_index(self.solr, stored_records(self.solr), planned, progress=progress, keep_model=True)
             self._changed()
         return planned
 

@@ -25,7 +25,7 @@ from .progress import Progress, Tally
 from .record import Record
 from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
-from .state import IndexSettings, save_model
+from .state import MODEL_PROPERTY, IndexSettings
 
 # Records per update request: large enough that a request's overhead is
 # small against its documents, small enough that four in flight hold little
@@ -122,6 +122,7 @@ def replace_index(
     *,
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
+    keep_model: bool = False,
 ) -> int:
     """Replace the index ``solr`` serves with ``records``, never leaving it
     empty or half built: the records go into a new core (a new collection on
@@ -138,6 +139,9 @@ def replace_index(
     collection's name, and wins), and the old collection is deleted with
     its configset.
 
+    The new index starts without a match model (its records are new), or
+    with ``keep_model`` the served one's (the same records, indexed again).
+
     Costs, beyond :func:`index_records`: a core creation (a collection's:
     a core per replica, on SolrCloud) and a swap or alias change, the old
     index's removal, and a listing of cores or collections; the disk holds
@@ -152,6 +156,7 @@ def replace_index(
         SolrFailure: Solr refused the admin requests (or failed them).
         SolrUnavailable: Solr could not be reached.
     """
+    kept = solr.user_properties().get(MODEL_PROPERTY, "") if keep_model else ""
     place = _admin(solr, lambda: (_NewCollection if solr.cloud() else _NewCore)(solr))
     _admin(solr, place.clean)
     new = _admin(solr, place.build)
@@ -161,7 +166,7 @@ def replace_index(
             raise InputError(f"there were no records to index; the index at {solr.url} was left as it was",
                              hint="check the file's format and its id field or column")
         settings.save(new)
-        save_model(new, None)
+        new.set_user_properties({MODEL_PROPERTY: kept})
         _admin(solr, place.swap)
     except BaseException:
         place.discard()

@@ -251,9 +251,16 @@ def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
 
     The model takes its units to be independent of each other within each
     class; a city and its state are not (one implies the other), and
-    counted apart they would count one agreement twice."""
+    counted apart they would count one agreement twice. Pairs agreeing on
+    more than half of the fields both fill are left out of the count: they
+    are likely matches, which agree together for another reason."""
     exact = levels == EXACT
     filled = levels != MISSING
+    # A random pair agreeing on most of what both fill is likely a match
+    # (among a few thousand records, every pair is "random"): matches agree
+    # together by being one entity, which says nothing of how fields depend.
+    others = exact.sum(axis=1) * 2 <= filled.sum(axis=1)
+    exact, filled = exact[others], filled[others]
     found = []
     for f in range(levels.shape[1]):
         for g in range(f + 1, levels.shape[1]):
@@ -346,8 +353,7 @@ class Fitted:
 
 def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
                 max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-                warn: Callable[[str], None] = lambda _: None,
-                tick: Callable[[int], None] = lambda n: None) -> Fitted:
+                warn: Callable[[str], None] = lambda _: None, progress: Progress | None = None) -> Fitted:
     """Candidates, their levels and probabilities, the model, the keys and
     the summary of ``records`` (see the module's docstring)."""
     kinds = [p.kind for p in profiles]
@@ -356,8 +362,10 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     found = candidates(records, keys, codes, max_bucket)
     if link:
         found = across(records, found)
+    verifying = Tally(progress, "verifying candidates", len(found))
+    verifying(0)
     field_levels = levels_of(records.columns, found.left, found.right)
-    tick(len(found))
+    verifying(len(found))
     random_left, random_right = random_pairs(records, link=link)
     random_levels = levels_of(records.columns, random_left, random_right)
     units = units_of(random_levels)
@@ -469,9 +477,8 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     """
     reading = Tally(progress, "reading records", solr.count())
     records = read_records(solr, settings.fields, reading)
-    verifying = Tally(progress, "verifying candidates", None)
     fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
-                         tick=verifying)
+                         progress=progress)
     kept = np.flatnonzero(fitted.p >= 0.5)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),

@@ -610,10 +610,11 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     """POST /records's work: index the body's records with a NearDuplicates
     of its own, ask for each one's near duplicates, then make it the reader.
     Costs a parse of the body, Solr's add and commit, and a query a record."""
-    records = list(in_source(_records_of(body), source))
+    given = _records_of(body)
+    records = list(in_source(given, source))
     ensure_built(service)
     writer = NearDuplicates(service.nd.solr)
-    added = writer.add(records)
+    added = writer.add(given, source=source, replan=False)
     answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
                                                                            source=against, limit=limit)]}
                for r in records]

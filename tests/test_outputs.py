@@ -58,7 +58,7 @@ def test_csv_pairs_with_texts_read_back_by_the_csv_module(tmp_path):
     assert list(rows[0]) == ["id_a", "id_b", "distance", "similarity", "text_a", "text_b"]
     # Commas, quotes, tabs and line breaks survive CSV quoting.
     assert [(r["text_a"], r["text_b"]) for r in rows[:2]] == [(TEXTS["1"], TEXTS["2"]), (TEXTS["9"], TEXTS["10"])]
-    assert [tuple(p) for p in read_pairs(path)] == [(*p, None) for p in EXPECTED]
+    assert [tuple(p) for p in read_pairs(path)] == [(*p, None, None) for p in EXPECTED]
 
 
 def test_json_lines_pairs_read_back_by_the_json_module(tmp_path):

@@ -115,7 +115,8 @@ def test_every_format_gives_the_pairs_of_the_id_text_file(restaurants, restauran
     assert f"indexed {len(records)} records from {'<stdin>' if piped else tmp_path / name}" in stderr
     assert "skipped" not in stderr
     assert core.count() == len(records)
-    done = run_cli("report", str(tmp_path / "pairs.tsv"), "--solr-url", core.url)
+    # Records of two columns have fields, compared one by one by default; as one text each they are the file's.
+    done = run_cli("report", "--as-text", str(tmp_path / "pairs.tsv"), "--solr-url", core.url)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "pairs.tsv").read_bytes() == (work / "pairs.tsv").read_bytes()
     if variant.endswith("appended"):
@@ -301,5 +302,9 @@ def test_a_terminal_shows_how_far_indexing_and_the_report_are(restaurants, new_c
     assert final and f"{size}/{size} [" in final[-1] and f"{len(records):,} records" in final[-1]
     assert "<" in final[-1].split("[", 1)[1]  # elapsed<left
     shown = on_a_terminal("report", str(tmp_path / "pairs.csv"), "--with-text", "--solr-url", core.url)
+    phases = [state.split(":")[0] for state in shown.split("\r") if "%|" in state]
+    # Records of two columns: their fields compared one by one.
+    assert list(dict.fromkeys(phases)) == ["reading records", "verifying candidates", "reading texts"]
+    shown = on_a_terminal("report", "--as-text", str(tmp_path / "pairs.csv"), "--with-text", "--solr-url", core.url)
     phases = [state.split(":")[0] for state in shown.split("\r") if "%|" in state]
     assert list(dict.fromkeys(phases)) == ["colliding bands", "verifying candidates", "reading texts"]

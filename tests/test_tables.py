@@ -222,7 +222,8 @@ def test_dataframes_arrow_and_parquet_give_the_pairs_of_the_same_csv(core, tmp_p
     # The pairs as tables: the columns and values of the CSV output.
     with open(tmp_path / "csv-pairs.csv", newline="", encoding="utf-8") as handle:
         csv_rows = list(csv.DictReader(handle))
-    assert list(csv_rows[0]) == ["id_a", "id_b", "distance", "similarity", "probability"]
+    # Field records: no text similarity, their distance the fields that differ.
+    assert list(csv_rows[0]) == ["id_a", "id_b", "distance", "probability"]
 
     def as_csv(rows: list[dict]) -> list[dict]:
         return [{k: (f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in row.items()} for row in rows]

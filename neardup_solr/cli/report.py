@@ -110,7 +110,10 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
     started = time.monotonic()
     nd = NearDuplicates(solr)
     if mode == "lsh":
-        with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
+        settings = nd.settings
+        fielded = settings.fielded and not as_text
+        with (progress(solr.count(), "rec", quiet, "reading records") if fielded else
+              progress(settings.bands, "band", quiet, "colliding bands")) as bar:
             verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
                                 as_text=as_text, explain=explain,
                                 progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
