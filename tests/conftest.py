@@ -148,7 +148,7 @@ def create_core(node: local_solr.Node) -> Solr:
     """A core with a configset of its own: index settings and the match
     model live in the configset's overlay, which cores sharing one would share."""
     name = f"t{os.getpid()}_{next(_cores)}"
-    shutil.copytree(ROOT / "solr_config" / "conf", _homes[node.port] / "configsets" / name / "conf")
+    shutil.copytree(local_solr.CONFIGSET, _homes[node.port] / "configsets" / name / "conf")
     answer = requests.get(f"{node.base_url}/admin/cores", params={"action": "CREATE", "name": name, "configSet": name})
     assert answer.status_code == 200, answer.text
     return Solr(f"{node.base_url}/{name}")

@@ -92,7 +92,8 @@ def test_missing_java_is_a_one_line_error_with_a_hint(tmp_path):
     assert "Java was not found" in line and "hint: install Java 17" in line
 
 
-def test_missing_maven_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
+def test_missing_javac_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
+    # A Java runtime alone: the launcher is compiled on first use, so a JDK is needed.
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "java").symlink_to(shutil.which("java"))
@@ -100,7 +101,8 @@ def test_missing_maven_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
     done = run_cli("solr", "start", "--port", str(free_port()), "--data-dir", str(tmp_path / "d"), env=env)
     assert done.returncode == 1
     line = one_line_error(done)
-    assert "Maven (mvn) was not found" in line and "hint: install Maven" in line
+    assert "javac was not found" in line and "hint: install a Java 17 JDK" in line
+    assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").rglob("*.jar"))
 
 
 @pytest.mark.parametrize("command", [["index", "{records}"], ["report", "--shingles", "{out}"]])

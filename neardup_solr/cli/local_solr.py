@@ -40,8 +40,9 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
                shards: int, exit_with: int | None) -> None:
     """Start Solr in the background and wait until the core answers.
 
-    The first start builds the launcher with Maven, which downloads Solr's
-    jars from Maven Central. Starting a running Solr again is harmless.
+    The first start builds the launcher: it fetches Solr's jars from Maven
+    Central (each checked by SHA-256) and compiles the launcher with javac.
+    Starting a running Solr again is harmless.
     With --cloud it starts ZooKeeper and --nodes nodes on ports PORT,
     PORT+1, ..., and the collection neardup at the same URL a single
     node would have, so every other command works unchanged.
@@ -63,7 +64,9 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
 
 @solr.command("build")
 def solr_build() -> None:
-    """Build the Solr launcher with Maven now (start does it on first use).
+    """Build the Solr launcher now (start does it on first use): fetch
+    Solr's jars from Maven Central (or NEARDUP_MAVEN_URL), each checked by
+    its SHA-256, and compile the launcher with the JDK's javac.
 
     \b
     Example:
