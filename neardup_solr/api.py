@@ -15,34 +15,40 @@ columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
 ``[polars]``, ``[parquet]``), and pairs convert with ``.to_pandas()`` and
 ``.to_arrow()``. Errors are exceptions of
 ``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
-callable ``progress(stage, done, total)`` (``progress.py``); nothing is
-printed.
+callable ``progress(stage, done, total)``, or to a bar with
+``progress=True`` (``progress.py``); nothing else is printed. What a call
+did is logged to the logger ``neardup_solr`` (at INFO); what it skipped is
+a :class:`~neardup_solr.errors.NeardupWarning` unless ``warn=`` is given.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Union
 
 from .bands import Choice
 from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
-from .clusters import Cluster, cluster_pairs
+from .clusters import Clusters, cluster_pairs
 from .collisions import MAX_BUCKET
-from .errors import InputError, NeardupError
+from .errors import InputError, NeardupError, NeardupWarning
 from .indexer import BATCH_SIZE, index_records, replace_index
+from .outputs import Matches
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
-from .progress import Progress
+from .progress import Progress, stream_told, told
 from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem
 from .records import RecordReader
 from .reference import reference_pairs
 from .sampling import choose_banding
 from .schema import ID, TEXT
-from .search import Match, OnlineSearch
+from .search import OnlineSearch
 from .solr import DEFAULT_URL, Solr, term
 from .state import IndexSettings, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
+log = logging.getLogger("neardup_solr")
 # The libraries whose tables index() and add() take, told by their types' module.
 TABLE_LIBRARIES = ("pandas", "polars", "pyarrow")
 
@@ -146,7 +152,7 @@ class NearDuplicates:
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
@@ -179,7 +185,8 @@ class NearDuplicates:
             reference: also the reference modes' fields (``False``: faster,
                 smaller, only the default mode).
             batch_size: records per update request.
-            progress: told of the step "indexing" (one unit a record).
+            progress: told of the step "indexing" (one unit a record);
+                ``True`` draws a bar.
             on_banding: told of the banding chosen from the sample, before
                 any record is indexed.
             signatures: the old name of ``minhash_values``, kept for a release.
@@ -221,11 +228,15 @@ class NearDuplicates:
                                  reference=reference)
         self.solr.wait_until_replayed()
         self._changed()
-        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
+        with told(progress) as tell:
+            count = replace_index(self.solr, records, settings, batch_size=batch_size, progress=tell)
+        log.info("indexed %d records into %s (%d bands x %d rows)", count, self.solr.url, settings.bands,
+                 settings.band_rows)
+        return count
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
-            progress: Progress | None = None) -> int:
+            progress: Progress | bool | None = None) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
@@ -243,10 +254,13 @@ class NearDuplicates:
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
         self._changed()
-        return index_records(self.solr, records, self.settings, batch_size=batch_size, progress=progress)
+        with told(progress) as tell:
+            count = index_records(self.solr, records, self.settings, batch_size=batch_size, progress=tell)
+        log.info("added %d records to %s", count, self.solr.url)
+        return count
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
-                 progress: Progress | None = None, threshold: float | None = None) -> Pairs:
+                 progress: Progress | bool | None = None, threshold: float | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
@@ -264,11 +278,13 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(_renamed(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
+        with told(progress) as tell:
+            return Pairs(self._search(_renamed(cut, threshold)).pairs_with(in_source(as_records(records), source),
+                                                                          progress=tell))
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              progress: Progress | bool | None = None, warn: Callable[[str], None] | None = None,
               threshold: float | None = None) -> Verified:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
@@ -287,8 +303,11 @@ class NearDuplicates:
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
                 (as :func:`neardup_solr.labels.read_labels` reads them); they
                 sharpen the model, which keeps them for :meth:`query`.
-            progress: told of "colliding bands", then "verifying candidates".
-            warn: told, in a sentence, of band keys skipped.
+            progress: told of "colliding bands", then "verifying candidates";
+                ``True`` draws a bar a step.
+            warn: told, in a sentence, of band keys skipped and labeled
+                pairs that are not candidates; without it each is a
+                :class:`~neardup_solr.errors.NeardupWarning` (and a log record).
             threshold: the old name of ``cut``, kept for a release.
 
         Returns:
@@ -306,16 +325,18 @@ class NearDuplicates:
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
-        verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
-                             progress=progress, warn=warn)
+        with told(progress) as tell:
+            verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket,
+                                 labels=labels, progress=tell, warn=warn or _warning)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)
         self._changed()
+        log.info("%r of %s", verified, self.solr.url)
         return verified
 
     def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
-                      progress: Progress | None = None) -> PairStream:
+                      progress: Progress | bool | None = None) -> PairStream:
         """The reference workflow's pairs: for each record, the
         ``per_record`` records sharing most word 3-shingles and its first
         word, kept within ``max_dist`` words of edit distance.
@@ -330,11 +351,11 @@ class NearDuplicates:
             LeanIndex: the index was built with ``reference=False``.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        return PairStream(reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist,
-                                          progress=progress))
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, SHINGLES, per_record=per_record,
+                                                                   max_dist=max_dist, progress=tell), progress))
 
     def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
-                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | None = None,
+                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | bool | None = None,
                       signatures: int | None = None) -> PairStream:
         """As :meth:`shingle_pairs`, with candidates sharing the first
         ``minhash_values`` MinHash values instead of shingles
@@ -344,11 +365,13 @@ class NearDuplicates:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
-        return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
-                                          minhash_values=_renamed(minhash_values, signatures), progress=progress))
+        values = _renamed(minhash_values, signatures)
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, MINHASH, per_record=per_record,
+                                                                   max_dist=max_dist, minhash_values=values,
+                                                                   progress=tell), progress))
 
     def query(self, text: str, *, exclude: str | None = None, source: str = "", cut: float | None = None,
-              limit: int | None = 10, threshold: float | None = None) -> list[Match]:
+              limit: int | None = 10, threshold: float | None = None) -> Matches:
         """The indexed records most like ``text``, best first.
 
         Args:
@@ -364,7 +387,8 @@ class NearDuplicates:
 
         Returns:
             Matches (``id``, ``similarity``, ``distance``, ``text``,
-            ``probability``). Costs one query, and one for the document
+            ``probability``), a list that converts with ``to_pandas()``,
+            ``to_polars()`` and ``to_arrow()``. Costs one query, and one for the document
             frequencies of words not seen in the last minute; the first
             query of a cut two more (settings and model).
 
@@ -377,7 +401,7 @@ class NearDuplicates:
         if not has_letters_or_digits(text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        return self._search(_renamed(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
+        return Matches(self._search(_renamed(cut, threshold)).find(text, exclude=exclude, within=source)[:limit])
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).
@@ -414,13 +438,31 @@ class NearDuplicates:
         self._changed()
         return [i for i in ids if i in present]
 
-    def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
-        """Connected components of ``pairs``, largest first. Without
-        ``pairs``, those of the default mode's pairs, found as :meth:`pairs`
-        finds them but read only: the model fitted on the way is not kept
-        with the index (call :meth:`pairs` for that). No request beyond
-        those of finding the pairs."""
-        return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
+    def clusters(self, pairs: Iterable[Pair] | None = None, *, singletons: bool = False,
+                 progress: Progress | bool | None = None) -> Clusters:
+        """Connected components of ``pairs``, largest first, each named by
+        its smallest member's key (an id that stays put across runs and
+        appends). Without ``pairs``, those of the default mode's pairs,
+        found as :meth:`pairs` finds them but read only: the model fitted on
+        the way is not kept with the index (call :meth:`pairs` for that).
+
+        Args:
+            pairs: the pairs to cluster (default: the default mode's).
+            singletons: every indexed record in a cluster, those without a
+                near duplicate in one of their own (their ids read from Solr).
+            progress: told of finding the pairs, as :meth:`pairs` tells it.
+
+        Returns:
+            Clusters, a list that converts with ``to_pandas()`` (``cluster_id,
+            size, members``); ``membership()`` gives ``id, cluster_id``, one
+            row a record. No request beyond those of finding the pairs, and
+            with ``singletons`` one per 1000 records (memory holds every id).
+        """
+        if pairs is None:
+            with told(progress) as tell:
+                pairs = lsh_pairs(self.solr, progress=tell, warn=_warning)
+        ids = [doc[ID] for doc in self.solr.iter_docs([ID])] if singletons else None
+        return cluster_pairs(pairs, ids)
 
     def _search(self, cut: float | None) -> OnlineSearch:
         if cut not in self._searches:
@@ -430,6 +472,12 @@ class NearDuplicates:
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+def _warning(message: str) -> None:
+    """What a call skipped, told without a ``warn=``: a warning and a log record."""
+    log.warning(message)
+    warnings.warn(message, NeardupWarning, stacklevel=4)
 
 
 def _renamed(value, old):
