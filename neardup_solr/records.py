@@ -75,6 +75,8 @@ _BOM = "\ufeff"
 # one block, and a block's lines cost a few MB at most.
 READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
+# What a table's cells may be separated by, and its name in a message.
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars (|)", ",": "commas"}
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,8 @@ class RecordReader:
     on_bad: Callable[[BadLine], None] | None = None
     bad: list[BadLine] = field(default_factory=list)
     lines: int = 0
+    # Valid records given out so far.
+    records: int = 0
     format: str | None = None
     layout: Layout | None = None
     _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
@@ -205,6 +209,7 @@ class RecordReader:
                     if reason:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
+                    self.records += 1
                     yield Record(entry.id, entry.text)
         finally:
             seen.close()
@@ -491,7 +496,11 @@ def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
                          hint="give each column its own name")
     if not found:
         shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
-        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown})", wanted, role)
+        # A header read as one column that holds another separator: the file is separated by that.
+        separator = next((c for c in SEPARATORS if len(columns) == 1 and c in columns[0]), None)
+        said = f"; read as one column, it looks separated by {SEPARATORS[separator]}" if separator else ""
+        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown}){said}", wanted, role,
+                           separator)
     return found[0]
 
 
