@@ -329,7 +329,8 @@ def running_node(data_dir: Path) -> Node | None:
 
 def is_launcher(pid: int) -> bool:
     try:
-        os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
+        if hasattr(os, "WNOHANG"):  # POSIX only
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
     except ChildProcessError:
         pass
     if Path("/proc/self").exists():
@@ -361,6 +362,19 @@ def answers(url: str, probe: str = "admin/ping") -> bool:
     except requests.RequestException:
         return False
     return answer.status_code in (200, 401, 403)  # up, or up and asking for credentials
+
+
+def data_dir_on(port: int) -> Path | None:
+    """The data folder of the local Solr that answers on ``port`` (a node
+    ``start`` launched: Solr tells its JVM's arguments, which name the logs
+    folder inside it), or ``None`` when none does."""
+    try:
+        answer = _probe(f"http://127.0.0.1:{port}/solr/admin/info/system")
+        arguments = answer.json()["jvm"]["jmx"]["commandLineArgs"] if answer.status_code == 200 else []
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+    logs = next((a.partition("=")[2] for a in arguments if a.startswith("-Dsolr.log.dir=")), None)
+    return Path(logs).parent if logs else None
 
 
 def replaying(url: str) -> bool:
@@ -488,7 +502,7 @@ def stop_process(pid: int, wait: float = STOP_WAIT) -> None:
     while is_launcher(pid) and time.monotonic() < deadline:
         time.sleep(STOP_POLL)
     if is_launcher(pid):
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows has no SIGKILL: TERM kills there
         while is_launcher(pid):
             time.sleep(STOP_POLL)
 

@@ -158,3 +158,22 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
         stopped = run_cli("solr", "stop", env=env)
     assert stopped.returncode == 0, stopped.stderr
     assert java_processes_of(data) == [] and not (home / ".local").exists()
+
+
+def test_status_and_stop_find_a_node_by_its_port(tmp_path):
+    port, data = free_port(), tmp_path / "node"
+    done = run_cli("solr", "start", "--port", str(port), "--data-dir", str(data), "--exit-with", str(os.getpid()))
+    assert done.returncode == 0, done.stderr
+    pid = json.loads((data / "solr.json").read_text())["pid"]
+    status = run_cli("solr", "status", "--port", str(port))
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert status.stdout.strip() == (f"running at http://127.0.0.1:{port}/solr/neardup pid={pid} records=0 "
+                                     f"data={data.resolve()}")
+    stopped = run_cli("solr", "stop", "--port", str(port))
+    assert stopped.returncode == 0 and f"stopped Solr (pid {pid})" in stopped.stderr, stopped.stderr
+    assert java_processes_of(data) == []
+    status = run_cli("solr", "status", "--port", str(port))
+    assert status.returncode == 3 and status.stdout.strip() == f"not running (no local Solr answers on port {port})"
+    done = run_cli("solr", "stop", "--port", str(port))
+    assert one_line_error(done) == (f"neardup: error: no local Solr that `neardup solr start` started answers on port "
+                                    f"{port} (hint: check the port, or name the node's folder with --data-dir)")

@@ -75,17 +75,36 @@ def solr_build() -> None:
     say(f"launcher ready in {local_solr.build_launcher(say)}")
 
 
+def _on_port(data_dir: Path, port: int | None) -> Path:
+    """The data folder to act on: the one of the Solr answering on ``port``, when given."""
+    if port is None:
+        return data_dir
+    found = local_solr.data_dir_on(port)
+    if found is None:
+        raise NeardupError(f"no local Solr that `neardup solr start` started answers on port {port}",
+                           hint="check the port, or name the node's folder with --data-dir")
+    return found
+
+
+by_port = click.option("--port", type=click.IntRange(1, 65535),
+                       help="The node on this port (its data folder found from it) instead of --data-dir's.")
+
+
 @solr.command("stop")
 @data_dir_option
+@by_port
 @click.option("--node", type=click.IntRange(1), help="Stop only this node (1, 2, ...) of a local SolrCloud.")
-def solr_stop(data_dir: Path, node: int | None) -> None:
-    """Stop the local Solr (or SolrCloud) started from this data folder.
+def solr_stop(data_dir: Path, port: int | None, node: int | None) -> None:
+    """Stop the local Solr (or SolrCloud) started from this data folder (or
+    answering on --port).
 
     \b
     Examples:
       neardup solr stop
+      neardup solr stop --port 8984
       neardup solr stop --data-dir /srv/neardup --node 2
     """
+    data_dir = _on_port(data_dir, port)
     if (cluster := cloud.stop(data_dir, node)) is not None:
         say(f"stopped node {node} (port {cluster.nodes[node - 1].port})" if node
             else f"stopped SolrCloud ({len(cluster.nodes)} nodes and ZooKeeper)")
@@ -98,8 +117,10 @@ def solr_stop(data_dir: Path, node: int | None) -> None:
 
 @solr.command("status")
 @data_dir_option
+@by_port
 @access_options
-def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca_cert: str | None) -> None:
+def solr_status(data_dir: Path, port: int | None, user: str | None, password_file: Path | None,
+                ca_cert: str | None) -> None:
     """Say whether the local Solr runs, where, and how many records it holds.
 
     Exits 0 when it runs and answers, 3 otherwise. Counting the records of
@@ -109,8 +130,13 @@ def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca
     \b
     Examples:
       neardup solr status
+      neardup solr status --port 8984
       neardup solr status --data-dir /srv/neardup --ca-cert ca.pem
     """
+    if port is not None and (found := local_solr.data_dir_on(port)) is None:
+        click.echo(f"not running (no local Solr answers on port {port})")
+        sys.exit(3)
+    data_dir = found if port is not None else data_dir
     if (cluster := cloud.recorded(data_dir)) is not None:
         _cloud_status(cluster, data_dir)
         return
