@@ -33,9 +33,13 @@ def test_the_wheel_installed_alone_starts_solr_indexes_reports_and_queries(tmp_p
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
                                                                 "__pycache__", ".pytest_cache", ".hypothesis", "data"))
+    copied = set(os.listdir(source))
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--disable-pip-version-check", "-w",
         tmp_path / "dist", source, cwd=tmp_path)
     [wheel] = (tmp_path / "dist").glob("neardup_solr-*.whl")
+    # What building leaves in a checkout (build/, the egg-info) is ignored by git.
+    left = sorted(p.name + "/" * p.is_dir() for p in source.iterdir() if p.name not in copied)
+    assert left and run("git", "check-ignore", "--no-index", *left, cwd=ROOT).stdout.split() == left
     names = set(zipfile.ZipFile(wheel).namelist())
     assert CARRIED <= names, CARRIED - names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
