@@ -63,8 +63,9 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
     Examples:
       neardup evaluate pairs.tsv --gold gold_pairs.tsv --no-plot --records addresses.txt
       -> estimated precision=0.990 recall=0.965 true=117  measured precision=0.965 recall=0.982 true=110
-      -> clusters: records=864 bcubed_precision=... adjusted_rand=...
+      -> clusters: records=864 bcubed_precision=0.996 bcubed_recall=0.998 bcubed_f1=0.997 adjusted_rand=0.965
       -> found=114 true=110 precision=0.965 recall=0.982 f1=0.973
+      neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       neardup evaluate pairs.tsv --labels labels.tsv
       -> labels: 3 pairs same, 4 different; 114 pairs reported, 7 of them labeled (3 same, 4 different)
       -> labeled: found=114 judged=7 true=3 false=4 same=3 precision=0.429 recall=1.000 f1=0.600
