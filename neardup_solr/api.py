@@ -122,6 +122,9 @@ class NearDuplicates:
                                                              verify=verify)
         self._searches: dict[float | None, OnlineSearch] = {}
 
+    def __repr__(self) -> str:
+        return f"NearDuplicates({self.solr.url!r})"
+
     @property
     def settings(self) -> IndexSettings:
         """How the index was built (one request)."""

@@ -180,7 +180,7 @@ from neardup_solr import NearDuplicates
 nd = NearDuplicates(URL)
 nd.index(RECORDS, bands=42, band_rows=3, progress=True)
 pairs = nd.pairs()
-print(repr(pairs))
+print(repr(pairs), repr(nd) == f"NearDuplicates({URL!r})")
 print(repr(nd.clusters()))
 print(repr(nd.query("Arts Deli 12224 Ventura Blvd Studio City")))
 print(pairs.to_pandas().shape, nd.clusters(singletons=True).membership().to_pandas().shape,
@@ -205,7 +205,7 @@ def test_a_notebook_session_sees_short_reprs_tables_bars_warnings_and_logs(core)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     # Five records are too few to fit a model: the fixed cut, and no estimates.
-    assert lines[0] == "Pairs(2 pairs, cut 0.70)"
+    assert lines[0] == "Pairs(2 pairs, cut 0.70) True"
     assert lines[1] == "Clusters(2 clusters of 4 records, the largest of 2)"
     assert re.fullmatch(r"Matches\(2 matches, the best [12] at similarity \d\.\d\d\)", lines[2]), lines[2]
     assert lines[3] == "(2, 4) (5, 2) ['similarity', 'distance', 'id', 'text']"
