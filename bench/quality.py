@@ -17,9 +17,9 @@ LSH candidates, and the seconds of index + report.
 
 The data sets (``--sets``, all by default):
 
-- ``restaurants-reference``: the raw Fodor's and Zagat's guide files kept
-  beside the checkout (``../shared/data/restaurants``, or the folder named
-  by ``NEARDUP_RESTAURANTS``), made into records by ``neardup
+- ``restaurants-reference``: the raw Fodor's and Zagat's guide files, not
+  shipped (their licence is not known), in the folder named by
+  ``NEARDUP_RESTAURANTS``, made into records by ``neardup
   prepare-restaurants``; 864 records, 112 true pairs;
 - ``restaurants-pypi``: the same restaurants from PyPI (``neardup datasets
   restaurants``), with that copy's own ids and matches;
@@ -76,7 +76,6 @@ from .results import machine
 from .run import bench_solr, run_cli
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,10 @@ class DataSet:
 
 
 def _reference_restaurants(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
-    source = Path(os.environ.get("NEARDUP_RESTAURANTS", ROOT.parent / "shared" / "data" / "restaurants"))
+    if not os.environ.get("NEARDUP_RESTAURANTS"):
+        raise SystemExit("restaurants-reference reads the raw guide files, which are not shipped: set "
+                         "NEARDUP_RESTAURANTS to their folder, or leave the set out with --sets")
+    source = Path(os.environ["NEARDUP_RESTAURANTS"])
     missing = [name for name in ("fodors.txt", "zagats.txt", "gold_pairs.tsv") if not (source / name).is_file()]
     if missing:
         raise SystemExit(f"restaurant guide files missing in {source}: {', '.join(missing)} (set NEARDUP_RESTAURANTS "

@@ -14,8 +14,12 @@ From Python::
     nd.delete(ids); nd.clusters()
 
 Errors are exceptions (``NeardupError`` and its kinds, each with a hint);
-progress is an optional callable ``progress(stage, done, total)``; nothing
-is printed.
+progress is an optional callable ``progress(stage, done, total)``, or
+``progress=True`` for a bar (``tqdm.auto``); nothing else is printed. The
+library logs to the logger ``neardup_solr`` (quiet unless the application
+configures logging) and warns of what it skipped with ``warnings``.
+In a notebook, pairs, clusters and matches show as short lines and small
+tables, and convert with ``to_pandas()``, ``to_polars()`` and ``to_arrow()``.
 
 The pipeline, one module each, in order::
 
@@ -65,10 +69,15 @@ The pipeline, one module each, in order::
   and ``cli``: the ``neardup`` command.
 """
 
+import logging
+
 from .api import NearDuplicates
 from .bulk import Verified
-from .clusters import Cluster
-from .errors import InputError, LeanIndex, MissingExtra, NeardupError, SolrFailure, SolrUnavailable, TooFewSignatures
+from .clusters import Cluster, Clusters
+from .errors import (InputError, LeanIndex, MissingExtra, NeardupError, NeardupWarning, SolrFailure, SolrUnavailable,
+                     TooFewSignatures)
+from .evaluate import ClusterScore, cluster_scores
+from .outputs import Matches
 from .pairs import Pair
 from .record import Record
 from .search import Match
@@ -78,6 +87,11 @@ __all__ = [
     "Pair",
     "Match",
     "Cluster",
+    "Clusters",
+    "Matches",
+    "cluster_scores",
+    "ClusterScore",
+    "NeardupWarning",
     "Record",
     "Verified",
     "NeardupError",
@@ -90,3 +104,7 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Quiet unless the application configures logging (without a handler,
+# Python would print the library's warnings itself).
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -15,12 +15,16 @@ columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
 ``[polars]``, ``[parquet]``), and pairs convert with ``.to_pandas()`` and
 ``.to_arrow()``. Errors are exceptions of
 ``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
-callable ``progress(stage, done, total)`` (``progress.py``); nothing is
-printed.
+callable ``progress(stage, done, total)``, or to a bar with
+``progress=True`` (``progress.py``); nothing else is printed. What a call
+did is logged to the logger ``neardup_solr`` (at INFO); what it skipped is
+a :class:`~neardup_solr.errors.NeardupWarning` unless ``warn=`` is given.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace as dataclass_replace
 from itertools import chain, islice
@@ -29,19 +33,20 @@ from typing import Union
 from .bands import Choice
 from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
-from .clusters import Cluster, cluster_pairs, clusters_of_groups
+from .clusters import Clusters, cluster_pairs, clusters_of_groups
 from .collisions import MAX_BUCKET
-from .errors import InputError, NeardupError
+from .errors import InputError, NeardupError, NeardupWarning
 from .indexer import BATCH_SIZE, index_records, replace_index, stored_records
 from .linkage import Linked, field_clusters, field_pairs
+from .outputs import Matches
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
-from .progress import Progress
+from .progress import Progress, stream_told, told
 from .record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem
 from .records import RecordReader
 from .reference import reference_pairs
 from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
 from .schema import ID, RECORD_FIELDS, TEXT
-from .search import Match, OnlineSearch, pairs_with
+from .search import OnlineSearch, pairs_with
 from .fieldsearch import FieldSearch
 from . import explanations
 from .explanations import Explanation
@@ -50,6 +55,7 @@ from .solr import DEFAULT_URL, Solr, term
 from .state import IndexSettings, load_field_model, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
+log = logging.getLogger("neardup_solr")
 # The libraries whose tables index() and add() take, told by their types' module.
 TABLE_LIBRARIES = ("pandas", "polars", "pyarrow")
 
@@ -144,6 +150,9 @@ class NearDuplicates:
                                                              verify=verify)
         self._searches: dict[float | str | None, OnlineSearch | FieldSearch | None] = {}
 
+    def __repr__(self) -> str:
+        return f"NearDuplicates({self.solr.url!r})"
+
     @property
     def settings(self) -> IndexSettings:
         """How the index was built (one request)."""
@@ -174,7 +183,7 @@ class NearDuplicates:
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
@@ -207,7 +216,8 @@ class NearDuplicates:
             reference: also the reference modes' fields (``False``: faster,
                 smaller, only the default mode).
             batch_size: records per update request.
-            progress: told of the step "indexing" (one unit a record).
+            progress: told of the step "indexing" (one unit a record);
+                ``True`` draws a bar.
             on_banding: told of the banding chosen from the sample, before
                 any record is indexed.
             signatures: the old name of ``minhash_values``, kept for a release.
@@ -255,11 +265,15 @@ class NearDuplicates:
                                  reference=reference, fields=plan.fields, chosen=choosing)
         self.solr.wait_until_replayed()
         self._changed()
-        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress)
+        with told(progress) as tell:
+            count = replace_index(self.solr, records, settings, batch_size=batch_size, progress=tell)
+        log.info("indexed %d records into %s (%d bands x %d rows)", count, self.solr.url, settings.bands,
+                 settings.band_rows)
+        return count
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
-            progress: Progress | None = None, replan: bool = True) -> int:
+            progress: Progress | bool | None = None, replan: bool = True) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
@@ -298,9 +312,11 @@ class NearDuplicates:
                     misfits.append(record.id)
                 yield record
 
-        count = index_records(self.solr, seen(records), settings, batch_size=batch_size, progress=progress)
-        if count and replan and (new_source or misfits):
-            self._replan(settings, progress)
+        with told(progress) as tell:
+            count = index_records(self.solr, seen(records), settings, batch_size=batch_size, progress=tell)
+            if count and replan and (new_source or misfits):
+                self._replan(settings, tell)
+        log.info("added %d records to %s", count, self.solr.url)
         return count
 
     def _replan(self, settings: IndexSettings, progress: Progress | None = None) -> IndexSettings:
@@ -309,8 +325,9 @@ class NearDuplicates:
         (:func:`~neardup_solr.sampling.index_sample`, which does not depend
         on the order records came in), and the index rebuilt with it when
         it differs (its records and match model as they were): so two
-        sources give one index whichever was indexed first. Costs a request and a comparison of the sample's pairs; a
-        rebuild costs what :meth:`index` of every record does."""
+        sources give one index whichever was indexed first. Costs a request
+        and a comparison of the sample's pairs; a rebuild costs what
+        :meth:`index` of every record does."""
         plan = choose_plan(index_sample(self.solr), settings.lsh_shingles, total=self.solr.count(),
                            banding=settings.chosen)
         planned = dataclass_replace(settings, fields=plan.fields)
@@ -318,12 +335,13 @@ class NearDuplicates:
             planned = dataclass_replace(planned, bands=plan.choice.banding.bands,
                                         band_rows=plan.choice.banding.band_rows)
         if planned != settings:
+            log.info("planned %s again from all it holds: rebuilt", self.solr.url)
             replace_index(self.solr, stored_records(self.solr), planned, progress=progress, keep_model=True)
             self._changed()
         return planned
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
-                 progress: Progress | None = None, threshold: float | None = None) -> Pairs:
+                 progress: Progress | bool | None = None, threshold: float | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
@@ -344,14 +362,15 @@ class NearDuplicates:
         cut = _renamed(cut, threshold)
         records = in_source(as_records(records), source)
         fields = self._field_search() if cut is None else None
-        if fields is None:
-            return Pairs(self._search(cut).pairs_with(records, progress=progress))
-        return Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
-                                self._search(None).find(r.text, exclude=r.id), records, progress))
+        with told(progress) as tell:
+            if fields is None:
+                return Pairs(self._search(cut).pairs_with(records, progress=tell))
+            return Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
+                                    self._search(None).find(r.text, exclude=r.id), records, tell))
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              progress: Progress | bool | None = None, warn: Callable[[str], None] | None = None,
               threshold: float | None = None, as_text: bool = False, explain: bool = False) -> Verified | Linked:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
@@ -372,8 +391,11 @@ class NearDuplicates:
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
                 (as :func:`neardup_solr.labels.read_labels` reads them); they
                 sharpen the model, which keeps them for :meth:`query`.
-            progress: told of "colliding bands", then "verifying candidates".
-            warn: told, in a sentence, of band keys skipped.
+            progress: told of "colliding bands", then "verifying candidates";
+                ``True`` draws a bar a step.
+            warn: told, in a sentence, of band keys skipped and labeled
+                pairs that are not candidates; without it each is a
+                :class:`~neardup_solr.errors.NeardupWarning` (and a log record).
             threshold: the old name of ``cut``, kept for a release.
             as_text: compare records of fields as one text each (their
                 values joined), as records of one text are.
@@ -399,24 +421,28 @@ class NearDuplicates:
         if settings.fielded and not as_text:
             if _renamed(cut, threshold) is not None:
                 raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
-                                   "by their match probability", hint="leave the cut out, or compare the records as one text each")
-            linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
-                                 progress=progress, warn=warn, explain=explain)
+                                   "by their match probability",
+                                   hint="leave the cut out, or compare the records as one text each")
+            with told(progress) as tell:
+                linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
+                                     progress=tell, warn=warn or _warning, explain=explain)
             if one_to_one:
                 linked.pairs = one_partner_each(linked.pairs)
             save_model(self.solr, linked.model, linked.keys)
             self._changed()
             return linked
-        verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
-                             progress=progress, warn=warn, explain=explain)
+        with told(progress) as tell:
+            verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket,
+                                 labels=labels, progress=tell, warn=warn or _warning, explain=explain)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)
         self._changed()
+        log.info("%r of %s", verified, self.solr.url)
         return verified
 
     def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
-                      progress: Progress | None = None) -> PairStream:
+                      progress: Progress | bool | None = None) -> PairStream:
         """The reference workflow's pairs: for each record, the
         ``per_record`` records sharing most word 3-shingles and its first
         word, kept within ``max_dist`` words of edit distance.
@@ -431,11 +457,11 @@ class NearDuplicates:
             LeanIndex: the index was built with ``reference=False``.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        return PairStream(reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist,
-                                          progress=progress))
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, SHINGLES, per_record=per_record,
+                                                                   max_dist=max_dist, progress=tell), progress))
 
     def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
-                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | None = None,
+                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | bool | None = None,
                       signatures: int | None = None) -> PairStream:
         """As :meth:`shingle_pairs`, with candidates sharing the first
         ``minhash_values`` MinHash values instead of shingles
@@ -445,11 +471,13 @@ class NearDuplicates:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
-        return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
-                                          minhash_values=_renamed(minhash_values, signatures), progress=progress))
+        values = _renamed(minhash_values, signatures)
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, MINHASH, per_record=per_record,
+                                                                   max_dist=max_dist, minhash_values=values,
+                                                                   progress=tell), progress))
 
     def query(self, text: str | RecordLike, *, exclude: str | None = None, source: str = "", cut: float | None = None,
-              limit: int | None = 10, threshold: float | None = None) -> list[Match]:
+              limit: int | None = 10, threshold: float | None = None) -> Matches:
         """The indexed records most like ``text``, best first.
 
         Args:
@@ -471,10 +499,11 @@ class NearDuplicates:
         Returns:
             Matches (``id``, ``similarity``, ``distance``, ``text``,
             ``probability``), the most similar first (a record of fields:
-            the most probable). Costs one query, and one for the document
-            frequencies of words not seen in the last minute (a record of
-            fields: one more, of its values); the first query of a cut two
-            more (settings and model).
+            the most probable), a list that converts with ``to_pandas()``,
+            ``to_polars()`` and ``to_arrow()``. Costs one query, and one for
+            the document frequencies of words not seen in the last minute (a
+            record of fields: one more, of its values); the first query of a
+            cut two more (settings and model).
 
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
@@ -490,8 +519,8 @@ class NearDuplicates:
         cut = _renamed(cut, threshold)
         fields = self._field_search() if record is not None and record.fields and cut is None else None
         if fields is not None:
-            return fields.find(record, exclude=exclude, within=source)[:limit]
-        return self._search(cut).find(shown, exclude=exclude, within=source)[:limit]
+            return Matches(fields.find(record, exclude=exclude, within=source)[:limit])
+        return Matches(self._search(cut).find(shown, exclude=exclude, within=source)[:limit])
 
     def explain(self, a: str, b: str) -> Explanation:
         """Why the pair of indexed records ``a`` and ``b`` has its
@@ -578,19 +607,39 @@ class NearDuplicates:
         self._changed()
         return [i for i in ids if i in present]
 
-    def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
-        """Clusters of ``pairs``, largest first: their connected components,
-        split so that members are matches of each other where the pairs
-        carry probabilities (:func:`neardup_solr.clusters.cluster_pairs`).
-        Without ``pairs``, those of the default mode's pairs, found as
-        :meth:`pairs` finds them but read only: the model fitted on the way
-        is not kept with the index (call :meth:`pairs` for that); for
-        records of fields every pair of a component is weighed by the model
-        (:func:`neardup_solr.linkage.field_clusters`). No request beyond
-        those of finding the pairs."""
+    def clusters(self, pairs: Iterable[Pair] | None = None, *, singletons: bool = False,
+                 progress: Progress | bool | None = None) -> Clusters:
+        """Clusters of ``pairs``, largest first, each named by its smallest
+        member's key (an id that stays put across runs and appends): their
+        connected components, split so that members are matches of each
+        other where the pairs carry probabilities
+        (:func:`neardup_solr.clusters.cluster_pairs`). Without ``pairs``,
+        those of the default mode's pairs, found as :meth:`pairs` finds them
+        but read only: the model fitted on the way is not kept with the index
+        (call :meth:`pairs` for that); for records of fields every pair of a
+        component is weighed by the model
+        (:func:`neardup_solr.linkage.field_clusters`).
+
+        Args:
+            pairs: the pairs to cluster (default: the default mode's).
+            singletons: every indexed record in a cluster, those without a
+                near duplicate in one of their own (their ids read from Solr).
+            progress: told of finding the pairs, as :meth:`pairs` tells it.
+
+        Returns:
+            Clusters, a list that converts with ``to_pandas()`` (``cluster_id,
+            size, members``); ``membership()`` gives ``id, cluster_id``, one
+            row a record. No request beyond those of finding the pairs, and
+            with ``singletons`` one per 1000 records (memory holds every id).
+        """
+        ids = [doc[ID] for doc in self.solr.iter_docs([ID])] if singletons else None
         if pairs is None and self.settings.fielded:
-            return clusters_of_groups(field_clusters(self.solr, self.settings))
-        return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
+            with told(progress) as tell:
+                return clusters_of_groups(field_clusters(self.solr, self.settings, progress=tell), ids)
+        if pairs is None:
+            with told(progress) as tell:
+                pairs = lsh_pairs(self.solr, progress=tell, warn=_warning)
+        return cluster_pairs(pairs, ids)
 
     def _search(self, cut: float | None) -> OnlineSearch:
         if cut not in self._searches:
@@ -620,6 +669,12 @@ def _query_record(item: RecordLike) -> Record:
     if isinstance(item, Mapping) and "id" not in item:
         return _fielded({"id": "query", **item})
     return as_record(item)
+
+
+def _warning(message: str) -> None:
+    """What a call skipped, told without a ``warn=``: a warning and a log record."""
+    log.warning(message)
+    warnings.warn(message, NeardupWarning, stacklevel=4)
 
 
 def _renamed(value, old):

@@ -34,6 +34,7 @@ from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches
 from .documents import lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
+from .outputs import counted
 from .pairs import Pair, PairTables
 from .record import source_of
 from .parallel import bounded_map, cores, forked_map
@@ -90,6 +91,14 @@ class Verified(PairTables):
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def __repr__(self) -> str:
+        """One line: how many pairs, the cut, and the model's estimates
+        (``Pairs(114 pairs, cut 0.66, estimated precision 0.99 recall 0.96)``)."""
+        estimated = self.summary.estimated
+        told = "" if estimated is None else \
+            f", estimated precision {estimated.precision:.2f} recall {estimated.recall:.2f}"
+        return f"Pairs({counted(len(self.pairs), 'pair')}, cut {self.cut:.2f}{' (given)' if self.forced else ''}{told})"
 
 
 def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,

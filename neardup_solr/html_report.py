@@ -282,8 +282,8 @@ def _cluster_section(cluster: Cluster, texts: Mapping[str, str], pairs: list[Pai
     extra = cluster.size - len(members)
     ordered = sorted(pairs, key=lambda p: (id_key(p[0]), id_key(p[1])))
     return (
-        f'<section class="cluster" id="cluster-{cluster.id}">'
-        f"<h2>Cluster {cluster.id} · {cluster.size} records</h2>"
+        f'<section class="cluster" id="cluster-{esc(cluster.id)}">'
+        f"<h2>Cluster {esc(cluster.id)} · {cluster.size} records</h2>"
         f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
         + (f'<p class="small">… and {extra} more records.</p>' if extra > 0 else "")
         + _pair_table(ordered, max_rows)

@@ -27,14 +27,13 @@ format :func:`neardup_solr.evaluate.read_gold` reads.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .errors import InputError, NeardupError
-from .files import read_text
+from .files import lock_exclusive, read_text
 from .record import BadLine, id_key, key_problem, keyed, source_problem
 
 SAME = "same"
@@ -131,7 +130,7 @@ def append_label(path: Path | str, a: str, b: str, label: str) -> tuple[str, str
         # "a+b" appends every write at the end and lets the last byte be read.
         with open(path, "a+b") as handle:
             # Another process appending waits: its last byte and ours are read and written in turn.
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            lock_exclusive(handle)
             if handle.seek(0, os.SEEK_END) > 0:
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":

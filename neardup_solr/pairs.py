@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from .errors import InputError
 from .files import reading
-from .outputs import TextLookup, pair_table, save_table
+from .outputs import Table, TableForms, TextLookup, counted, pair_table, save_table
 from .record import id_key, keyed, source_of
 from .sources import STDIN, RecordFile, open_bytes
 
@@ -47,26 +47,22 @@ class Pair(NamedTuple):
         return frozenset((self.a, self.b))
 
 
-class PairTables:
-    """Pairs as the tables people hold: :meth:`to_arrow` and :meth:`to_pandas`
-    give the columns of CSV output (:func:`neardup_solr.tables.to_arrow`).
-    A mixin for anything that iterates pairs; a pair list is :class:`Pairs`."""
+class PairTables(TableForms):
+    """Pairs as the tables people hold: :meth:`to_arrow`, :meth:`to_pandas`
+    and :meth:`to_polars` give the columns of CSV output
+    (:func:`neardup_solr.outputs.pair_table`), and a notebook shows the
+    first of them. A mixin for anything that iterates pairs; a pair list is
+    :class:`Pairs`."""
 
-    def to_arrow(self):
-        """The pairs as a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
-        from .tables import to_arrow  # pyarrow, an extra: imported only when used
-
-        return to_arrow(self)
-
-    def to_pandas(self):
-        """The pairs as a pandas DataFrame (pandas is an extra: ``[pandas]``)."""
-        from .tables import to_pandas  # pandas, an extra: imported only when used
-
-        return to_pandas(self)
+    def table(self) -> Table:
+        return pair_table(self)
 
 
 class Pairs(list, PairTables):
     """A list of pairs that converts to a table (:class:`PairTables`)."""
+
+    def __repr__(self) -> str:
+        return f"Pairs({counted(len(self), 'pair')})"
 
 
 class PairStream(PairTables):
@@ -81,6 +77,12 @@ class PairStream(PairTables):
 
     def __next__(self) -> Pair:
         return next(self._pairs)
+
+    def __repr__(self) -> str:
+        return "PairStream(pairs as they are found: iterate it, or convert it once)"
+
+    def _repr_html_(self) -> None:
+        return None  # showing them would take them: the notebook shows the repr
 
 
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,

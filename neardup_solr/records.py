@@ -77,6 +77,8 @@ READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
 # Between the items of a list (a JSON array, a Parquet list) made one field's value.
 LIST_SEPARATOR = "; "
+# What a table's cells may be separated by, and its name in a message.
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars (|)", ",": "commas"}
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class RecordReader:
     on_bad: Callable[[BadLine], None] | None = None
     bad: list[BadLine] = field(default_factory=list)
     lines: int = 0
+    # Valid records given out so far.
+    records: int = 0
     format: str | None = None
     layout: Layout | None = None
     _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
@@ -208,6 +212,7 @@ class RecordReader:
                     if reason:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
+                    self.records += 1
                     yield Record(entry.id, entry.text, entry.fields)
         finally:
             seen.close()
@@ -506,7 +511,11 @@ def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
                          hint="give each column its own name")
     if not found:
         shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
-        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown})", wanted, role)
+        # A header read as one column that holds another separator: the file is separated by that.
+        separator = next((c for c in SEPARATORS if len(columns) == 1 and c in columns[0]), None)
+        said = f"; read as one column, it looks separated by {SEPARATORS[separator]}" if separator else ""
+        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown}){said}", wanted, role,
+                           separator)
     return found[0]
 
 

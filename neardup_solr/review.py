@@ -334,7 +334,7 @@ def _cluster(state: State, cluster: Cluster, shown: ClusterPage, labeling: Label
     one's marked, each id a link to its near duplicates), then its pairs."""
     pairs = shown.pairs[cluster.id]
     weakest = min((getattr(p, shown.measure) for p in pairs), default=None) if shown.measure else None
-    heading = (f"Cluster {cluster.id} · {cluster.size} records"
+    heading = (f"Cluster {esc(cluster.id)} · {cluster.size} records"
                + (f" · lowest {shown.measure} {_number(weakest)}" if weakest is not None else ""))
     reference = shown.texts.get(cluster.members[0], "")
     members = []
@@ -347,7 +347,7 @@ def _cluster(state: State, cluster: Cluster, shown: ClusterPage, labeling: Label
         members.append(f'<tr{css}><td class="id"><a href="{link}">{esc(member)}</a></td>'
                        f'<td class="text">{cell}</td></tr>')
     more = cluster.size - len(members)
-    return (f'<section class="cluster" id="cluster-{cluster.id}"><h3>{heading}</h3>'
+    return (f'<section class="cluster" id="cluster-{esc(cluster.id)}"><h3>{heading}</h3>'
             f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
             + (f'<p class="small">… and {more} more records.</p>' if more > 0 else "")
             + _pair_rows(state, pairs, labeling, why) + "</section>")

@@ -1,6 +1,6 @@
 """The Solr document's fields, by name: the one place the code spells them.
 
-``solr_config/conf/schema.xml`` declares the same fields; the two change
+``solr_config/conf/schema.xml`` (in the package) declares the same fields; the two change
 together. Every value is computed here and stored as exact terms (Solr does
 no analysis), so a field's name says what its terms are.
 """

@@ -145,6 +145,8 @@ class RecordDuplicates(BaseModel):
 
 class Added(BaseModel):
     added: int
+    # The posted ids that were indexed already: their new text replaced the old.
+    replaced: list[str] = []
     records: list[RecordDuplicates]
 
 
@@ -614,12 +616,14 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     records = list(in_source(given, source))
     ensure_built(service)
     writer = NearDuplicates(service.nd.solr)
+    # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
+    indexed = writer.texts([r.id for r in records])
     added = writer.add(given, source=source, replan=False)
     answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
                                                                            source=against, limit=limit)]}
                for r in records]
     service.reader = writer
-    return {"added": added, "records": answers}
+    return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
 
 @record_routes.get("/duplicates", response_model=Found, responses=FAILURES)

@@ -55,8 +55,8 @@ BATCH_ROWS = 8192
 # Types of the output columns whose type is known, so an empty table has them too.
 _COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
                  "text_a": "string", "text_b": "string", "distance": "int64",
-                 "similarity": "float64", "probability": "float64", "cluster_id": "int64", "size": "int64",
-                 "id": "string", "text": "string", "explanation": "string"}
+                 "similarity": "float64", "probability": "float64", "cluster_id": "string", "size": "int64",
+                 "id": "string", "text": "string", "source": "string", "explanation": "string"}
 
 
 def library_of(table: Any) -> str | None:

@@ -120,8 +120,9 @@ def test_evaluate_with_gold_and_labels_prints_both(tmp_path):
                    str(tmp_path / "labels.tsv"), "--no-plot")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    # Gold: 2 of the 5 reported pairs are true, of 3 true pairs.
-    assert lines[0] == "found=5 true=2 precision=0.400 recall=0.667 f1=0.500"
+    # Gold: the clusters' scores, then 2 of the 5 reported pairs are true, of 3 true pairs.
+    assert lines[0].startswith("clusters: records=11 ")
+    assert lines[1] == "found=5 true=2 precision=0.400 recall=0.667 f1=0.500"
     assert lines[-1] == "labeled: found=5 judged=2 true=1 false=1 same=1 precision=0.500 recall=1.000 f1=0.667"
 
 

@@ -299,8 +299,8 @@ def test_parquet_pairs_and_clusters_hold_the_csv_columns_and_read_back(tmp_path)
     assert read_pairs(tmp_path / "p.parquet") == read_pairs(tmp_path / "p.csv")
     write_pairs(tmp_path / "none.parquet", [])
     assert pq.read_table(tmp_path / "none.parquet").column_names == ["id_a", "id_b", "distance"]
-    write_clusters(tmp_path / "c.parquet", [Cluster(1, ("1", "2", "3"))])
-    assert pq.read_table(tmp_path / "c.parquet").to_pylist() == [{"cluster_id": 1, "size": 3, "members": ["1", "2", "3"]}]
+    write_clusters(tmp_path / "c.parquet", [Cluster("1", ("1", "2", "3"))])
+    assert pq.read_table(tmp_path / "c.parquet").to_pylist() == [{"cluster_id": "1", "size": 3, "members": ["1", "2", "3"]}]
     with pytest.raises(NeardupError, match="Parquet compresses its own columns"):
         write_pairs(tmp_path / "p.parquet.gz", pairs)
 

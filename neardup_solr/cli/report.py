@@ -108,6 +108,9 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
         raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     check_format(out, out_format)
     started = time.monotonic()
+    if solr.count() == 0:
+        raise NeardupError(f"the index at {solr.url} holds no records, so it has no pairs",
+                           hint="index records first: `neardup index FILE`")
     nd = NearDuplicates(solr)
     if mode == "lsh":
         settings = nd.settings
@@ -116,7 +119,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
               progress(settings.bands, "band", quiet, "colliding bands")) as bar:
             verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
                                 as_text=as_text, explain=explain,
-                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
+                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=_in_option_words)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = verified.summary
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
@@ -131,6 +134,13 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
+
+
+def _in_option_words(warning: str) -> None:
+    """Say the library's warning, naming the option that changes what it tells of."""
+    if warning.startswith("skipped") and "band keys" in warning:
+        warning += " (--max-bucket)"
+    say(warning)
 
 
 def _labels(path: Path | None) -> dict[frozenset[str], bool] | None:

@@ -13,12 +13,13 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
-from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
+from ..clusters import cluster_pair_file, cluster_pairs, write_clusters, write_membership
 from ..errors import NeardupError
 from ..html_report import render, write_report
 from ..summary import ReportSummary, summary_path
 from ..pairs import Pair, read_pairs
-from ..records import read_texts
+from ..records import RecordReader, read_texts
+from ..schema import ID
 from ..solr import Solr
 from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
 from .quality import model_plot_path
@@ -29,28 +30,51 @@ from .quality import model_plot_path
 @click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
               help="The clusters file; `-` writes them to standard output.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON array instead of a table.")
+@click.option("--membership", is_flag=True,
+              help="Write each record's cluster instead, `id, cluster_id`, one row a record: every record of the "
+              "index (or of --records), those without a near duplicate in a cluster of their own.")
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="With --membership: take every record's id from this records file (any format `index` reads, "
+              "with default columns) instead of Solr.")
 @output_options
 @solr_connection(lazy=True)
-def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with_text: bool,
-             solr: Callable[[], Solr]) -> None:
+def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: Path | None, out_format: str | None,
+             with_text: bool, solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
-    Each connected component of the pairs is a cluster, largest first. The
-    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines; an OUT
-    named .csv or .jsonl (each also .gz) or .parquet, or --format, gives the
-    same as CSV, JSON Lines or Parquet (members a list of strings).
-    --with-text lists one member a row with its text (from
-    Solr): `cluster_id, size, id, text`. PAIRS may be any pair file `report`
-    writes.
+    Each connected component of the pairs is a cluster, largest first; its
+    id is its smallest member's id, so it stays put across runs and
+    appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
+    lines; an OUT named .csv or .jsonl (each also .gz) or .parquet, or
+    --format, gives the same as CSV, JSON Lines or Parquet (members a list
+    of strings). --with-text lists one member a row with its text (from
+    Solr): `cluster_id, size, id, text`. --membership writes `id,
+    cluster_id`, one row for every record (from Solr, or --records), a
+    record without a near duplicate being a cluster of its own. PAIRS may
+    be any pair file `report` writes.
 
     \b
     Examples:
       neardup clusters pairs.tsv -o clusters.tsv
       neardup clusters pairs.csv -o clusters.csv --with-text
+      neardup clusters pairs.tsv -o membership.csv --membership
       neardup clusters pairs.tsv -o clusters.json --json
     """
-    if as_json and (out_format or with_text):
-        raise click.UsageError("--json writes members only, as one array: leave out --format and --with-text")
+    if as_json and (out_format or with_text or membership):
+        raise click.UsageError("--json writes members only, as one array: leave out --format, --with-text and "
+                               "--membership")
+    if membership and with_text:
+        raise click.UsageError("--membership writes ids and cluster ids only: leave out --with-text")
+    if records is not None and not membership:
+        raise click.UsageError("--records gives the records for --membership: add it, or leave out --records")
+    if membership:
+        ids = [r.id for r in RecordReader(records)] if records is not None \
+            else [doc[ID] for doc in solr().iter_docs([ID])]
+        found = cluster_pair_file(pairs, ids)
+        rows = write_membership(out, found, format=out_format)
+        say(f"wrote the clusters of {rows} records ({sum(c.size > 1 for c in found)} clusters of two or more) "
+            f"to {output_name(out)}")
+        return
     found = cluster_pair_file(pairs)
     write_clusters(out, found, json=as_json, format=out_format, texts=solr_texts(solr, None) if with_text else None)
     say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {output_name(out)}")
