@@ -260,7 +260,8 @@ def test_the_restaurants_as_two_sources_link_as_the_readme_says(core, restaurant
     link, one = figures["link"], figures["one"]
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     # The banding is planned from both guides' records whichever came first, not from Fodor's alone.
-    assert (f"On the restaurants as above, `--link` finds {link.found} pairs, {link.true} true "
+    assert (f"On the restaurants as above, each guide's columns compared one by one, `--link` finds {link.found} "
+            f"pairs, {link.true} true "
             f"(F1 {link.f1:.3f}), and `--link --one-to-one` {one.found}, "
             + ("all true" if one.true == one.found else f"{one.true} true") + f" (F1 {one.f1:.3f})") in readme
 
