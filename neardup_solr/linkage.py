@@ -29,7 +29,8 @@ found included) and the keys used are the summary's
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,7 +44,8 @@ from .clustering import bits, split
 from .pairs import Pair, PairTables, ordered
 from .progress import Progress, Tally
 from .record import id_key, source_of
-from .schema import BAND_KEYS, ID, RECORD_FIELDS
+from .parallel import bounded_map, cores
+from .schema import BAND_KEYS, ID, RANK, RECORD_FIELDS
 from .solr import Solr
 from .state import IndexSettings
 from .summary import FieldSummary, ReportSummary
@@ -79,27 +81,51 @@ def read_records(solr: Solr, profiles: Sequence[FieldProfile], progress: Callabl
                  ) -> Records:
     """Every record's id, fields and band keys, in id order.
 
-    Costs one request per 1000 records (a cursor); memory holds each field's
-    distinct raw values while reading and its distinct normal forms after,
-    and 8 bytes a band key.
+    Read as ``cores()`` streams at once, each a cursor over a slice of the
+    records' ``rank`` (a hash of the key, so the slices hold alike many):
+    Solr reads its stored fields on every core while the streams' pages
+    are taken apart here. Costs one request per ``READ_BATCH`` records;
+    memory holds each field's distinct raw values while reading and its
+    distinct normal forms after, and 8 bytes a band key.
     """
-    ids: list[str] = []
-    raw: list[list[str | None]] = [[] for _ in profiles]
-    bands: list[np.ndarray] = []
     names = [p.name for p in profiles]
-    for doc in solr.iter_docs([ID, RECORD_FIELDS, BAND_KEYS], batch=READ_BATCH):
-        ids.append(doc[ID])
-        values = json.loads(doc.get(RECORD_FIELDS) or "{}")
-        for at, name in enumerate(names):
-            value = values.get(name)
-            raw[at].append(value if value else None)
-        keys = doc.get(BAND_KEYS) or ()
-        bands.append(np.array([int(k, 16) for k in keys], np.uint64))
-        if len(ids) % READ_BATCH == 0:
-            progress(READ_BATCH)
-    progress(len(ids) % READ_BATCH)
-    columns = [Column.of(p.kind, values) for p, values in zip(profiles, raw)]
-    return Records(ids, columns, bands)
+    streams = max(cores(), 1)
+    told = threading.Lock()
+    edges = [-(1 << 63) + (1 << 64) * n // streams for n in range(streams)] + [None]
+
+    def stream(at: int) -> list[tuple[str, list, np.ndarray]]:
+        low, high = edges[at], edges[at + 1]
+        query = f"{RANK}:[{low} TO {'*' if high is None else high}" + ("]" if high is None else "}")
+        read = []
+        for page in _pages(solr.iter_docs([ID, RECORD_FIELDS, BAND_KEYS], q=query, batch=READ_BATCH)):
+            keys = [doc.get(BAND_KEYS) or () for doc in page]
+            flat = np.frombuffer(bytes.fromhex("".join(k for record in keys for k in record)), ">u8")
+            bounds = np.cumsum([0, *map(len, keys)])
+            for doc, start, end in zip(page, bounds[:-1].tolist(), bounds[1:].tolist()):
+                values = json.loads(doc.get(RECORD_FIELDS) or "{}")
+                read.append((doc[ID], [values.get(name) or None for name in names],
+                             flat[start:end].astype(np.uint64)))
+            with told:
+                progress(len(page))
+        return read
+
+    found = [record for part in bounded_map(stream, range(streams), streams) for record in part]
+    found.sort(key=lambda record: record[0])
+    ids = [record[0] for record in found]
+    columns = [Column.of(p.kind, [record[1][at] for record in found]) for at, p in enumerate(profiles)]
+    return Records(ids, columns, [record[2] for record in found])
+
+
+def _pages(docs: Iterable[dict]) -> Iterator[list[dict]]:
+    """Documents in lists of ``READ_BATCH``, as a cursor's pages bring them."""
+    page: list[dict] = []
+    for doc in docs:
+        page.append(doc)
+        if len(page) == READ_BATCH:
+            yield page
+            page = []
+    if page:
+        yield page
 
 
 READ_BATCH = 1000
