@@ -263,6 +263,9 @@ def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]
 # times more often than if they were independent are dependent (a city and
 # its state, a postcode and its city), and are compared together.
 DEPENDENT_LIFT = 3.0
+# A field whose values random pairs share less often than this is
+# distinctive: two records sharing such a value are likely one entity.
+DISTINCTIVE = 0.01
 # Joint agreements seen among the random pairs before a lift is believed.
 DEPENDENT_SEEN = 5
 # At most this many fields are compared together (their levels multiply).
@@ -277,20 +280,31 @@ def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
 
     The model takes its units to be independent of each other within each
     class; a city and its state are not (one implies the other), and
-    counted apart they would count one agreement twice. Pairs agreeing on
-    more than half of the fields both fill are left out of the count: they
-    are likely matches, which agree together for another reason."""
+    counted apart they would count one agreement twice. A distinctive field
+    (values random pairs rarely share, :data:`DISTINCTIVE`) stays alone, and
+    pairs whose agreements on the other fields are
+    together as rare as a distinctive value are left out of the count: among
+    random pairs those are likely matches, which agree together for another
+    reason than dependence."""
     exact = levels == EXACT
     filled = levels != MISSING
-    # A random pair agreeing on most of what both fill is likely a match
-    # (among a few thousand records, every pair is "random"): matches agree
-    # together by being one entity, which says nothing of how fields depend.
-    others = exact.sum(axis=1) * 2 <= filled.sum(axis=1)
-    exact, filled = exact[others], filled[others]
+    filled_share = np.maximum(filled.mean(axis=0), 1e-12)
+    chance_exact = np.maximum(exact.mean(axis=0) / filled_share, 1e-12)
+    distinctive = chance_exact < DISTINCTIVE
+    # How rare each pair's agreements are, as -log of their chance taken independently.
+    rarity = -np.log(chance_exact)
+    agreed = exact @ rarity
     found = []
     for f in range(levels.shape[1]):
         for g in range(f + 1, levels.shape[1]):
-            both = filled[:, f] & filled[:, g]
+            # Among random pairs a rare value shared is mostly a match's, which agree on other fields too:
+            # how a distinctive field depends cannot be told from them (and matters little, few non-matches share it).
+            if distinctive[f] or distinctive[g]:
+                continue
+            # Among a few thousand records every pair is "random", and some are matches.
+            others = agreed - exact[:, f] * rarity[f] - exact[:, g] * rarity[g]
+            apart = others < -np.log(DISTINCTIVE)
+            both = filled[:, f] & filled[:, g] & apart
             if not both.any():
                 continue
             a, b = exact[both, f].mean(), exact[both, g].mean()
@@ -301,8 +315,8 @@ def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
                     found.append((lift, f, g))
     unit = {f: (f,) for f in range(levels.shape[1])}
     for _, f, g in sorted(found, reverse=True):
-        if unit[f] is not unit[g] and len(unit[f]) + len(unit[g]) <= UNIT_FIELDS:
-            merged = tuple(sorted(unit[f] + unit[g]))
+        merged = tuple(sorted(unit[f] + unit[g]))
+        if unit[f] is not unit[g] and len(merged) <= UNIT_FIELDS:
             for member in merged:
                 unit[member] = merged
     return sorted(set(unit.values()))

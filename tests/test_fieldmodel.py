@@ -124,3 +124,32 @@ def test_patterns_are_each_distinct_row_and_its_count(rows):
     expected = Counter((tuple(r), b) for r, b in rows)
     assert {(tuple(r.tolist()), int(b)): c for r, b, c in zip(found.levels, found.bits, found.counts)} == expected
     assert found.pairs == len(rows)
+
+
+def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones():
+    """A state implied by its city is one unit with it; a restaurant's name
+    and address, rare values its duplicates share, stay apart, however often
+    the duplicates among the random pairs agree on both."""
+    from neardup_solr.comparisons import EXACT, MISSING
+    from neardup_solr.linkage import units_of
+
+    rng = np.random.default_rng(5)
+    entities = 1500
+    city = rng.integers(0, 40, entities)
+    columns = {"name": np.arange(entities), "addr": np.arange(entities), "city": city, "state": city % 8,
+               "kind": rng.integers(0, 5, entities)}
+    # A third of the entities appear twice, as the duplicates of a small table do.
+    rows = np.concatenate([np.arange(entities), rng.choice(entities, entities // 3, replace=False)])
+    a, b = np.triu_indices(len(rows), 1)
+    take = rng.choice(len(a), 200_000, replace=False)
+    a, b = rows[a[take]], rows[b[take]]
+    levels = np.stack([np.where(values[a] == values[b], EXACT, EXACT + 1) for values in columns.values()], axis=1)
+    # A duplicate's name or address is often written differently.
+    same = a == b
+    for f, kept in ((0, 0.7), (1, 0.5)):
+        levels[same & (rng.random(len(a)) > kept), f] = EXACT + 1
+    levels[rng.random(levels.shape) < 0.02] = MISSING
+    names = list(columns)
+    found = {tuple(names[f] for f in unit) for unit in units_of(levels.astype(np.int8))}
+    assert ("city", "state") in found
+    assert ("name",) in found and ("addr",) in found and ("kind",) in found
