@@ -17,9 +17,9 @@ LSH candidates, and the seconds of index + report.
 
 The data sets (``--sets``, all by default):
 
-- ``restaurants-reference``: the raw Fodor's and Zagat's guide files kept
-  beside the checkout (``../shared/data/restaurants``, or the folder named
-  by ``NEARDUP_RESTAURANTS``), made into records by ``neardup
+- ``restaurants-reference``: the raw Fodor's and Zagat's guide files, not
+  shipped (their licence is not known), in the folder named by
+  ``NEARDUP_RESTAURANTS``, made into records by ``neardup
   prepare-restaurants``; 864 records, 112 true pairs;
 - ``restaurants-pypi``: the same restaurants from PyPI (``neardup datasets
   restaurants``), with that copy's own ids and matches;
@@ -32,7 +32,16 @@ The data sets (``--sets``, all by default):
   a pair across the sources), each indexed as a source of its own
   (``neardup index A --source a``, ``neardup index --append B --source
   b``) and reported with ``--link`` (and ``--one-to-one``): the only sets
-  run with options, those of linking.
+  run with options, those of linking;
+- ``fields-DOMAIN-DIFFICULTY``: field records of ``dupehell``'s
+  development domains (``bench.fields``) at ``medium`` and ``hell``,
+  generated at size 5,000 (about 2,000-4,800 records of the domain's most
+  frequent entity), indexed from Parquet with ``--id-column record_id``
+  (the one option: where the id is) and every other column a field. The
+  peers run on the same records in the same run: splink with one generic
+  recipe, and exact keys (``bench.splink_peer``).
+
+``--sets text`` names the text sets, ``--sets fields`` the field sets.
 
 Generated sets use ``--seed`` (1) and are written anew on every run into
 ``--data`` (``bench/data/quality``), where the pair files stay for a look
@@ -62,12 +71,11 @@ from neardup_solr.pairs import read_pairs
 from neardup_solr.schema import BAND_KEYS, ID
 from neardup_solr.solr import Solr
 
-from . import documents, generate, kernel_check, people
+from . import documents, fields, generate, kernel_check, mentions, people, splink_peer
 from .results import machine
 from .run import bench_solr, run_cli
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
 
 @dataclass(frozen=True)
@@ -79,10 +87,15 @@ class DataSet:
     prepare: Callable[[Path, int, int], tuple[Path | tuple[Path, ...], Path]]
     sources: tuple[str, ...] = ()  # each records file indexed as its source (the second on with --append)
     report_options: tuple[str, ...] = ()  # what `neardup report` is given besides the defaults
+    index_options: tuple[str, ...] = ()  # what `neardup index` is given besides the defaults
+    peers: bool = False  # run the field records' peers on the same records (bench.splink_peer)
 
 
 def _reference_restaurants(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
-    source = Path(os.environ.get("NEARDUP_RESTAURANTS", ROOT.parent / "shared" / "data" / "restaurants"))
+    if not os.environ.get("NEARDUP_RESTAURANTS"):
+        raise SystemExit("restaurants-reference reads the raw guide files, which are not shipped: set "
+                         "NEARDUP_RESTAURANTS to their folder, or leave the set out with --sets")
+    source = Path(os.environ["NEARDUP_RESTAURANTS"])
     missing = [name for name in ("fodors.txt", "zagats.txt", "gold_pairs.tsv") if not (source / name).is_file()]
     if missing:
         raise SystemExit(f"restaurant guide files missing in {source}: {', '.join(missing)} (set NEARDUP_RESTAURANTS "
@@ -129,6 +142,30 @@ SETS = {s.name: s for s in (
     DataSet("linked-light-one-to-one", 20_000, "the same two sources, `report --link --one-to-one`: at most one "
             "partner a record", _linked, generate.SOURCES, ("--link", "--one-to-one")),
 )}
+
+
+def _field_set(domain: str, difficulty: str) -> Callable[[Path, int, int], tuple[Path, Path]]:
+    def prepare(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+        made = fields.generate(domain, difficulty, n, seed, folder)
+        return made.records, made.truth
+    return prepare
+
+
+def _mentions(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+    return mentions.generate(n, seed, folder)
+
+
+FIELD_SETS = {"fields-mentions": DataSet(
+    "fields-mentions", 20_000, "mentions of people whose names many others bear (pre-blocked: every record shares "
+    "its name's letters with thousands), each city in one state, moves and job changes between mentions "
+    "(`bench.mentions`)", _mentions, index_options=("--id-column", "id"), peers=True)}
+FIELD_SETS.update({f"fields-{domain}-{difficulty}": DataSet(
+    f"fields-{domain}-{difficulty}", 5_000, f"dupehell's {domain} at {difficulty}: its most frequent entity's records",
+    _field_set(domain, difficulty), index_options=("--id-column", fields.ID_COLUMN), peers=True)
+    for difficulty in fields.DIFFICULTIES for domain in fields.DOMAINS})
+TEXT_SETS = dict(SETS)
+SETS.update(FIELD_SETS)
+GROUPS = {"text": list(TEXT_SETS), "fields": list(FIELD_SETS)}
 
 
 def estimates(pairs: Path) -> dict | None:
@@ -203,14 +240,14 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
                 appended = ("--append", "--no-pairs") if number else ()
                 index_s += run_cli("index", *appended, str(part), "--source", source, "--solr-url", url, "--quiet")[0]
         else:
-            index_s, _ = run_cli("index", str(records), "--solr-url", url, "--quiet")
+            index_s, _ = run_cli("index", str(records), *data_set.index_options, "--solr-url", url, "--quiet")
         report_s, said = run_cli("report", *data_set.report_options, str(pairs), "--solr-url", url, "--quiet")
         found = read_pairs(pairs)
         result = score(found, gold)
         solr = Solr(url, timeout=600)
         records_indexed = solr.count()
         shared = candidates(solr, gold)
-        checked = kernel_check.check(solr)
+        checked = None if data_set.peers else kernel_check.check(solr)
     finally:
         cores.remove(name)
     reported = {p.key for p in found}
@@ -222,11 +259,26 @@ def measure(data_set: DataSet, folder: Path, n: int, seed: int, cores: Cores) ->
         "candidates_kept": len(shared["kept"]) / len(gold) if gold else 0.0,
         "missed_not_candidates": len(missed - shared["kept"]), "missed_below_cut": len(missed & shared["kept"]),
         "index_seconds": index_s, "report_seconds": report_s, "report_said": said.strip(),
-        "kernel": {"pairs": checked.pairs, "plain_seconds": checked.plain_seconds,
-                   "kernel_seconds": checked.kernel_seconds},
+        **({} if checked is None else {"kernel": {"pairs": checked.pairs, "plain_seconds": checked.plain_seconds,
+                                                  "kernel_seconds": checked.kernel_seconds}}),
+        **({"peers": peers(records, gold, data_set.index_options[-1])} if data_set.peers else {}),
         "pairs_file": str(pairs), "gold_file": str(gold_file),
         "records_file": ",".join(map(str, records)) if isinstance(records, tuple) else str(records),
     }
+
+
+def peers(records: Path, gold: set[frozenset[str]], id_column: str) -> dict:
+    """The field records' peers on ``records``: F1 and seconds of each."""
+    found = {}
+    for name, run_peer in (("splink", splink_peer.splink_pairs), ("exact keys", splink_peer.exact_key_pairs)):
+        done = run_peer(records, id_column)
+        true = len(done.pairs & gold)
+        precision = true / len(done.pairs) if done.pairs else 0.0
+        recall = true / len(gold) if gold else 0.0
+        found[name] = {"precision": precision, "recall": recall,
+                       "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+                       "seconds": done.seconds, "what": done.what}
+    return found
 
 
 def _estimate(results: dict, key: str) -> str:
@@ -239,6 +291,8 @@ def _rate(kernel: dict, seconds: str) -> str:
 
 
 def markdown(command: str, machine_info: dict[str, str], rows: list[dict]) -> str:
+    field_rows = [r for r in rows if "peers" in r]
+    rows = [r for r in rows if "peers" not in r]
     lines = [
         "# Detection quality with defaults only",
         "",
@@ -289,7 +343,46 @@ def markdown(command: str, machine_info: dict[str, str], rows: list[dict]) -> st
         *(f"- `{r['name']}`: {SETS[r['name']].what}." for r in rows),
         "",
     ]
+    if not rows:
+        lines = lines[:5]
+    if field_rows:
+        lines += field_markdown(field_rows)
     return "\n".join(lines)
+
+
+def _f1(numbers: dict) -> str:
+    return f"{numbers['f1']:.3f}"
+
+
+def field_markdown(rows: list[dict]) -> list[str]:
+    """The field records' table, their peers beside them, and its summary lines."""
+    ours = [r["f1"] for r in rows]
+    splink = [r["peers"]["splink"]["f1"] for r in rows]
+    at_least = sum(o >= s - 5e-4 for o, s in zip(ours, splink))
+    short = [r["name"] for r, o, s in zip(rows, ours, splink) if s >= 0.95 and o < 0.95]
+    off = [r["name"] for r in rows if r["estimated"] is None or
+           max(abs(r["estimated"]["precision"] - r["precision"]), abs(r["estimated"]["recall"] - r["recall"])) > 0.05]
+    return [
+        "## Field records",
+        "",
+        "Each set indexed from Parquet with `--id-column record_id` (every other column a field) and reported "
+        "with defaults; the peers run on the same Parquet file in the same run (`bench/splink_peer.py`): splink "
+        "with one generic recipe for every set, and exact keys.",
+        "",
+        f"Mean F1 {sum(ours) / len(ours):.3f} (splink's recipe {sum(splink) / len(splink):.3f}) over {len(rows)} sets; "
+        f"at least splink's F1 on {at_least} of {len(rows)}; under 0.95 where splink reaches it: "
+        f"{', '.join(short) or 'none'}; estimates more than 0.05 from the measured: {', '.join(off) or 'none'}.",
+        "",
+        "| data set | records | true pairs | pairs | precision | recall | F1 | est. precision / measured | "
+        "est. recall / measured | splink F1 | exact keys F1 | seconds: ours (index + report) / splink |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        *(f"| {r['name']} | {r['records']:,} | {r['true_pairs']:,} | {r['pairs']:,} | {r['precision']:.3f} | "
+          f"{r['recall']:.3f} | {r['f1']:.3f} | {_estimate(r, 'precision')} | {_estimate(r, 'recall')} | "
+          f"{_f1(r['peers']['splink'])} | {_f1(r['peers']['exact keys'])} | "
+          f"{r['index_seconds'] + r['report_seconds']:.1f} ({r['index_seconds']:.1f} + {r['report_seconds']:.1f}) / "
+          f"{r['peers']['splink']['seconds']:.1f} |" for r in rows),
+        "",
+    ]
 
 
 def sizes(given: list[str]) -> dict[str, int]:
@@ -322,7 +415,8 @@ def run(chosen: list[str], n: dict[str, int], seed: int, data: Path, solr_url: s
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n\n")[0],
                                      epilog="example: python -m bench.quality --sets restaurants-pypi,people")
-    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated data sets (default all: {', '.join(SETS)})")
+    parser.add_argument("--sets", default="text,fields", help="comma-separated data sets, or the groups text and "
+                        f"fields (default both): {', '.join(SETS)}")
     parser.add_argument("--n", action="append", default=[], metavar="SET=N", help="records of a generated set")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated sets (default 1)")
     parser.add_argument("--data", type=Path, default=HERE / "data" / "quality", help="folder for the data and pairs")
@@ -331,7 +425,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=HERE / "QUALITY.md")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = parser.parse_args(argv)
-    chosen = [name.strip() for name in args.sets.split(",") if name.strip()]
+    chosen = [found for name in args.sets.split(",") if name.strip()
+              for found in GROUPS.get(name.strip(), [name.strip()])]
     unknown = [name for name in chosen if name not in SETS]
     if unknown or not chosen:
         parser.error(f"unknown data set {', '.join(unknown)}; choose from {', '.join(SETS)}")

@@ -14,8 +14,12 @@ From Python::
     nd.delete(ids); nd.clusters()
 
 Errors are exceptions (``NeardupError`` and its kinds, each with a hint);
-progress is an optional callable ``progress(stage, done, total)``; nothing
-is printed.
+progress is an optional callable ``progress(stage, done, total)``, or
+``progress=True`` for a bar (``tqdm.auto``); nothing else is printed. The
+library logs to the logger ``neardup_solr`` (quiet unless the application
+configures logging) and warns of what it skipped with ``warnings``.
+In a notebook, pairs, clusters and matches show as short lines and small
+tables, and convert with ``to_pandas()``, ``to_polars()`` and ``to_arrow()``.
 
 The pipeline, one module each, in order::
 
@@ -67,6 +71,7 @@ The pipeline, one module each, in order::
 
 from __future__ import annotations
 
+import logging
 from importlib import import_module
 from typing import Any
 
@@ -74,9 +79,11 @@ from typing import Any
 # that importing the package (as the command line does first) costs nothing:
 # numba and numpy come with the first of them.
 _PUBLIC = {
-    "NearDuplicates": "api", "Verified": "bulk", "Cluster": "clusters", "Pair": "pairs", "Record": "record",
-    "Match": "search", **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable",
-                                                     "SolrFailure", "LeanIndex", "TooFewSignatures", "MissingExtra")},
+    "NearDuplicates": "api", "Verified": "bulk", "Cluster": "clusters", "Clusters": "clusters", "Pair": "pairs",
+    "Record": "record", "Match": "search", "Matches": "outputs", "ClusterScore": "evaluate",
+    "cluster_scores": "evaluate",
+    **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
+                                   "TooFewSignatures", "MissingExtra", "NeardupWarning")},
 }
 
 __all__ = [
@@ -84,6 +91,11 @@ __all__ = [
     "Pair",
     "Match",
     "Cluster",
+    "Clusters",
+    "Matches",
+    "cluster_scores",
+    "ClusterScore",
+    "NeardupWarning",
     "Record",
     "Verified",
     "NeardupError",
@@ -96,6 +108,10 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Quiet unless the application configures logging (without a handler,
+# Python would print the library's warnings itself).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 
 def __getattr__(name: str) -> Any:

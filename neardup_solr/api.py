@@ -15,34 +15,48 @@ columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
 ``[polars]``, ``[parquet]``), and pairs convert with ``.to_pandas()`` and
 ``.to_arrow()``. Errors are exceptions of
 ``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
-callable ``progress(stage, done, total)`` (``progress.py``); nothing is
-printed.
+callable ``progress(stage, done, total)``, or to a bar with
+``progress=True`` (``progress.py``); nothing else is printed. What a call
+did is logged to the logger ``neardup_solr`` (at INFO); what it skipped is
+a :class:`~neardup_solr.errors.NeardupWarning` unless ``warn=`` is given.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from dataclasses import replace as dataclass_replace
+from itertools import chain, islice
 from typing import Union
 
 from .bands import Choice
 from .bulk import Verified, lsh_pairs
 from .candidates import MINHASH, SHINGLES
-from .clusters import Cluster, cluster_pairs
+from .clusters import Clusters, cluster_pairs, clusters_of_groups
 from .collisions import MAX_BUCKET
-from .errors import IndexBeingReplaced, InputError, NeardupError
-from .indexer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index
+from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
+from .indexer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
+from .linkage import Linked, field_clusters, field_pairs
+from .outputs import Matches
 from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
-from .progress import Progress
-from .record import Record, checked_source, has_letters_or_digits, in_source, record_problem, source_of
+from .progress import Progress, stream_told, told
+from .record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem,
+                     source_of)
 from .records import RecordReader
 from .reference import reference_pairs
-from .sampling import choose_banding
-from .schema import ID, TEXT
-from .search import Match, OnlineSearch
+from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
+from .schema import ID, RECORD_FIELDS, TEXT
+from .search import OnlineSearch, pairs_with
+from .fieldsearch import FieldSearch
+from . import explanations
+from .explanations import Explanation
+from .documents import record_of
 from .solr import DEFAULT_URL, Solr, term
-from .state import IndexSettings, Stamp, mark_replacing, save_model, stamp
+from .state import IndexSettings, Stamp, load_field_model, mark_replacing, save_model, stamp
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
+log = logging.getLogger("neardup_solr")
 # The libraries whose tables index() and add() take, told by their types' module.
 TABLE_LIBRARIES = ("pandas", "polars", "pyarrow")
 
@@ -52,7 +66,9 @@ def as_record(item: RecordLike) -> Record:
     the rules a file's lines are (the id rule, some letters or digits).
 
     An (id, text) pair is any two-item sequence (a tuple, or a list as
-    JSON reads one), not a string.
+    JSON reads one), not a string. A dict of an id and other keys but no
+    ``text`` is a record of fields (``{"id": 7, "name": ..., "city": ...}``),
+    compared field by field.
 
     Raises:
         InputError: not an (id, text) pair, or an id or text that breaks them.
@@ -61,6 +77,8 @@ def as_record(item: RecordLike) -> Record:
         return item
     if isinstance(item, Mapping) and "id" in item and "text" in item:
         record = Record(str(item["id"]), item["text"])
+    elif isinstance(item, Mapping) and "id" in item and len(item) > 2:
+        record = _fielded(item)
     elif isinstance(item, Sequence) and not isinstance(item, (str, bytes, bytearray)) and len(item) == 2:
         record = Record(str(item[0]), item[1])
     else:
@@ -70,6 +88,23 @@ def as_record(item: RecordLike) -> Record:
     if problem := record_problem(record.id, record.text):
         raise InputError(problem)
     return record
+
+
+def _fielded(item: Mapping) -> Record:
+    """A dict of an id and two or more fields as a record of fields (the
+    text their values joined), its values given as text or numbers."""
+    fields = []
+    for name, value in item.items():
+        if name == "id":
+            continue
+        if value is None:
+            value = ""
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = repr(value) if isinstance(value, float) else str(value)
+        elif not isinstance(value, str):
+            raise InputError(f"field {name!r} of id {item['id']!r} holds {type(value).__name__}, not text or a number")
+        fields.append((str(name), " ".join(value.split())))
+    return Record(str(item["id"]), " ".join(v for _, v in fields if v), tuple(fields))
 
 
 def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
@@ -114,11 +149,14 @@ class NearDuplicates:
                  auth: tuple[str, str] | None = None, verify: bool | str = True):
         self.solr = solr if isinstance(solr, Solr) else Solr(solr, timeout=timeout, retries=retries, auth=auth,
                                                              verify=verify)
-        self._searches: dict[float | None, OnlineSearch] = {}
+        self._searches: dict[float | str | None, OnlineSearch | FieldSearch | None] = {}
         # How a write judges a replacement marked on the index: ``None`` watches
         # it (up to indexer.STALE seconds, when it shows no life); a long-lived
         # client (a service's worker) sets what it has seen of them instead.
         self.heartbeats: Heartbeats | None = None
+
+    def __repr__(self) -> str:
+        return f"NearDuplicates({self.solr.url!r})"
 
     @property
     def settings(self) -> IndexSettings:
@@ -150,7 +188,7 @@ class NearDuplicates:
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
               text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
@@ -184,7 +222,8 @@ class NearDuplicates:
             reference: also the reference modes' fields (``False``: faster,
                 smaller, only the default mode).
             batch_size: records per update request.
-            progress: told of the step "indexing" (one unit a record).
+            progress: told of the step "indexing" (one unit a record);
+                ``True`` draws a bar.
             on_banding: told of the banding chosen from the sample, before
                 any record is indexed.
             signatures: the old name of ``minhash_values``, kept for a release.
@@ -216,35 +255,53 @@ class NearDuplicates:
         """
         reader = records if isinstance(records, RecordReader) else None
         records = in_source(as_records(records, id, text), source)
-        if bands is None and band_rows is None:
-            if reader is None:
-                records = list(records)
-            choice = choose_banding(reader or records, lsh_shingles)
+        choosing = bands is None and band_rows is None
+        drawn = reader
+        if reader is None:
+            # The banding is chosen from all records, drawn at random; the fields' kinds from the first ones.
+            records = list(records) if choosing else iter(records)
+            drawn = records if choosing else list(islice(records, SAMPLE_RECORDS))
+            if not choosing:
+                records = chain(drawn, records)
+        plan = choose_plan(drawn, lsh_shingles, banding=choosing)
+        if plan.choice is not None:
             if on_banding is not None:
-                on_banding(choice)
-            bands, band_rows = choice.banding.bands, choice.banding.band_rows
+                on_banding(plan.choice)
+            bands, band_rows = plan.choice.banding.bands, plan.choice.banding.band_rows
         settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
-                                 reference=reference)
+                                 reference=reference, fields=plan.fields, chosen=choosing)
         self.solr.wait_until_replayed()
         self._changed()
-        return replace_index(self.solr, records, settings, batch_size=batch_size, progress=progress,
-                             distinct=reader is not None)
+        with told(progress) as tell:
+            count = replace_index(self.solr, records, settings, batch_size=batch_size, progress=tell,
+                                  distinct=reader is not None)
+        log.info("indexed %d records into %s (%d bands x %d rows)", count, self.solr.url, settings.bands,
+                 settings.band_rows)
+        return count
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
-            progress: Progress | None = None) -> int:
+            progress: Progress | bool | None = None, replan: bool = True) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
         pairs come from :meth:`pairs_of`.
+
+        Records of a source the index did not hold, or of fields it was not
+        planned for, make its plan again from all it holds, and rebuild it
+        when the plan changed (:meth:`_replan`): the banding and the fields
+        then come from every source, whichever was indexed first.
+        ``replan=False`` leaves the plan as it is (a service adding a few
+        records at a time: a rebuild would hold them up).
 
         Returns:
             How many were added. Costs a request to see which kind of
             records the index holds, two to see it is not being replaced
             (before and after), one update request per batch and a
             commit, after the wait :meth:`index` makes for a replaying
-            Solr; memory holds four batches.
+            Solr, and a request to ask whether the source is new; memory
+            holds four batches.
 
         Raises:
             InputError: as :meth:`index`; also records of a source added to an
@@ -252,14 +309,14 @@ class NearDuplicates:
             IndexBeingReplaced: the index is being replaced (a write now
                 would be lost with it), or was while the records were added
                 (they may be lost: add them again when it is done).
+            MissingField, MissingExtra, NeardupError, SolrUnavailable,
+            SolrFailure: as :meth:`index`.
 
         An add that fails part way (Solr refusing a batch, a bad record
         further on) says so in its error: the records sent before it were
         not committed, but Solr may still add any of them, at its next
         commit or restart; adding the same records again ends as one clean
         add would.
-            MissingField, MissingExtra, NeardupError, SolrUnavailable,
-            SolrFailure: as :meth:`index`.
         """
         distinct = isinstance(records, RecordReader)  # a file's reader skips an id it saw before
         records = in_source(as_records(records, id, text), source)
@@ -267,19 +324,35 @@ class NearDuplicates:
         before = self._writable()
         self._check_unmixed(source)
         self._changed()
-        read = _Counted.of(records)
-        try:
-            count = index_records(self.solr, read, self.settings, batch_size=batch_size, progress=progress,
-                                  distinct=distinct)
-        except NeardupError as err:
-            if read.count and not isinstance(err, IndexBeingReplaced):
-                # What was sent before the failure is in Solr's transaction log, uncommitted: its next
-                # commit (anyone's) or a restart may add it. Adding the same records again converges.
-                err.message += (f"; the add stopped after reading {read.count} records: Solr did not commit those "
-                                "it took, but may still add any of them (at its next commit, or when it restarts)")
-                err.hint = "add the same records again once Solr is well: those it has are replaced"
-            raise
-        self._kept_since(before, f"{count} records were added")
+        settings = self.settings
+        new_source = replan and bool(source) and not self.solr.count_starting(ID, key_prefix(source))
+        known = {p.name for p in settings.fields}
+        misfits: list[str] = []
+
+        def note(record: Record) -> None:
+            # A record of fields the index was not planned for (or of none) changes the plan.
+            if settings.fielded and not misfits and (len(record.fields) < 2
+                                                     or not {n for n, _ in record.fields} <= known):
+                misfits.append(record.id)
+
+        read = _Counted.of(records, note)
+        with told(progress) as tell:
+            try:
+                count = index_records(self.solr, read, settings, batch_size=batch_size, progress=tell,
+                                      distinct=distinct)
+            except NeardupError as err:
+                if read.count and not isinstance(err, IndexBeingReplaced):
+                    # What was sent before the failure is in Solr's transaction log, uncommitted: its next
+                    # commit (anyone's) or a restart may add it. Adding the same records again converges.
+                    err.message += (f"; the add stopped after reading {read.count} records: Solr did not commit "
+                                    "those it took, but may still add any of them (at its next commit, or when it "
+                                    "restarts)")
+                    err.hint = "add the same records again once Solr is well: those it has are replaced"
+                raise
+            self._kept_since(before, f"{count} records were added")
+            if count and replan and (new_source or misfits):
+                self._replan(settings, tell)
+        log.info("added %d records to %s", count, self.solr.url)
         return count
 
     def _writable(self) -> Stamp:
@@ -340,8 +413,29 @@ class NearDuplicates:
         raise InputError(f"the index at {self.solr.url} holds records of sources; records without one would be mixed "
                          "with them", hint="give these records a source too")
 
+    def _replan(self, settings: IndexSettings, progress: Progress | None = None) -> IndexSettings:
+        """The index's plan (its banding, when chosen from the records, and
+        its fields' profiles) made again from a sample of all it holds
+        (:func:`~neardup_solr.sampling.index_sample`, which does not depend
+        on the order records came in), and the index rebuilt with it when
+        it differs (its records and match model as they were): so two
+        sources give one index whichever was indexed first. Costs a request
+        and a comparison of the sample's pairs; a rebuild costs what
+        :meth:`index` of every record does."""
+        plan = choose_plan(index_sample(self.solr), settings.lsh_shingles, total=self.solr.count(),
+                           banding=settings.chosen)
+        planned = dataclass_replace(settings, fields=plan.fields)
+        if plan.choice is not None:
+            planned = dataclass_replace(planned, bands=plan.choice.banding.bands,
+                                        band_rows=plan.choice.banding.band_rows)
+        if planned != settings:
+            log.info("planned %s again from all it holds: rebuilt", self.solr.url)
+            replace_index(self.solr, stored_records(self.solr), planned, progress=progress, keep_model=True)
+            self._changed()
+        return planned
+
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
-                 progress: Progress | None = None, threshold: float | None = None) -> Pairs:
+                 progress: Progress | bool | None = None, threshold: float | None = None) -> Pairs:
         """The pairs ``records`` (indexed already, as after :meth:`add`) make
         with anything indexed, each once, smaller id first.
 
@@ -359,15 +453,24 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        return Pairs(self._search(_renamed(cut, threshold)).pairs_with(in_source(as_records(records), source), progress=progress))
+        cut = _renamed(cut, threshold)
+        records = in_source(as_records(records), source)
+        fields = self._field_search() if cut is None else None
+        with told(progress) as tell:
+            if fields is None:
+                return Pairs(self._search(cut).pairs_with(records, progress=tell))
+            return Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
+                                    self._search(None).find(r.text, exclude=r.id), records, tell))
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
-              threshold: float | None = None) -> Verified:
+              progress: Progress | bool | None = None, warn: Callable[[str], None] | None = None,
+              threshold: float | None = None, as_text: bool = False, explain: bool = False) -> Verified | Linked:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
-        for :meth:`query` and :meth:`pairs_of`.
+        for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
+        columns) are compared field by field (:mod:`neardup_solr.linkage`);
+        records of one text, by their text similarity (:mod:`neardup_solr.bulk`).
 
         Args:
             link: only pairs across sources (records indexed with different
@@ -382,12 +485,19 @@ class NearDuplicates:
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
                 (as :func:`neardup_solr.labels.read_labels` reads them); they
                 sharpen the model, which keeps them for :meth:`query`.
-            progress: told of "colliding bands", then "verifying candidates".
-            warn: told, in a sentence, of band keys skipped.
+            progress: told of "colliding bands", then "verifying candidates";
+                ``True`` draws a bar a step.
+            warn: told, in a sentence, of band keys skipped and labeled
+                pairs that are not candidates; without it each is a
+                :class:`~neardup_solr.errors.NeardupWarning` (and a log record).
             threshold: the old name of ``cut``, kept for a release.
+            as_text: compare records of fields as one text each (their
+                values joined), as records of one text are.
+            explain: give each pair its ``explanation``, in brief: the
+                weights of its match weight (:meth:`explain` gives them whole).
 
         Returns:
-            A :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
+            A :class:`~neardup_solr.linkage.Linked` for records of fields, or a :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
             (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
             smaller id first; ``model`` and ``cut`` say how they were kept.
             Costs one terms request per band, about one request per 5,000
@@ -401,16 +511,32 @@ class NearDuplicates:
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
-        verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket, labels=labels,
-                             progress=progress, warn=warn)
+        settings = self.settings
+        if settings.fielded and not as_text:
+            if _renamed(cut, threshold) is not None:
+                raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
+                                   "by their match probability",
+                                   hint="leave the cut out, or compare the records as one text each")
+            with told(progress) as tell:
+                linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
+                                     progress=tell, warn=warn or _warning, explain=explain)
+            if one_to_one:
+                linked.pairs = one_partner_each(linked.pairs)
+            save_model(self.solr, linked.model, linked.keys)
+            self._changed()
+            return linked
+        with told(progress) as tell:
+            verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket,
+                                 labels=labels, progress=tell, warn=warn or _warning, explain=explain)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
         save_model(self.solr, verified.model)
         self._changed()
+        log.info("%r of %s", verified, self.solr.url)
         return verified
 
     def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
-                      progress: Progress | None = None) -> PairStream:
+                      progress: Progress | bool | None = None) -> PairStream:
         """The reference workflow's pairs: for each record, the
         ``per_record`` records sharing most word 3-shingles and its first
         word, kept within ``max_dist`` words of edit distance.
@@ -425,11 +551,11 @@ class NearDuplicates:
             LeanIndex: the index was built with ``reference=False``.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        return PairStream(reference_pairs(self.solr, SHINGLES, per_record=per_record, max_dist=max_dist,
-                                          progress=progress))
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, SHINGLES, per_record=per_record,
+                                                                   max_dist=max_dist, progress=tell), progress))
 
     def minhash_pairs(self, *, max_dist: int = 2, per_record: int = MINHASH.per_record,
-                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | None = None,
+                      minhash_values: int = IndexSettings.minhash_values, progress: Progress | bool | None = None,
                       signatures: int | None = None) -> PairStream:
         """As :meth:`shingle_pairs`, with candidates sharing the first
         ``minhash_values`` MinHash values instead of shingles
@@ -439,29 +565,39 @@ class NearDuplicates:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
-        return PairStream(reference_pairs(self.solr, MINHASH, per_record=per_record, max_dist=max_dist,
-                                          minhash_values=_renamed(minhash_values, signatures), progress=progress))
+        values = _renamed(minhash_values, signatures)
+        return PairStream(stream_told(lambda tell: reference_pairs(self.solr, MINHASH, per_record=per_record,
+                                                                   max_dist=max_dist, minhash_values=values,
+                                                                   progress=tell), progress))
 
-    def query(self, text: str, *, exclude: str | None = None, source: str = "", cut: float | None = None,
-              limit: int | None = 10, threshold: float | None = None) -> list[Match]:
+    def query(self, text: str | RecordLike, *, exclude: str | None = None, source: str = "", cut: float | None = None,
+              limit: int | None = 10, threshold: float | None = None) -> Matches:
         """The indexed records most like ``text``, best first.
 
         Args:
-            text: any text, indexed or not.
+            text: any text, indexed or not; or a record of fields (a dict of
+                them, with or without an ``id``, or a
+                :class:`~neardup_solr.record.Record`), looked up field by
+                field with the model the last :meth:`pairs` kept, as a
+                report compares it (:mod:`neardup_solr.fieldsearch`).
             exclude: an id left out (the text's own record; ``source/id``
                 for a record of a source).
             source: only records of this source (default: every record).
             cut: smallest similarity (default: the matches of the
                 model the last :meth:`pairs` kept, by similarity and number
-                agreement; else similarity 0.7).
+                agreement; else similarity 0.7). A record of fields is
+                then looked up by its text.
             limit: most matches returned (``None``: all found).
             threshold: the old name of ``cut``, kept for a release.
 
         Returns:
             Matches (``id``, ``similarity``, ``distance``, ``text``,
-            ``probability``). Costs one query, and one for the document
-            frequencies of words not seen in the last minute; the first
-            query of a cut two more (settings and model).
+            ``probability``), the most similar first (a record of fields:
+            the most probable), a list that converts with ``to_pandas()``,
+            ``to_polars()`` and ``to_arrow()``. Costs one query, and one for
+            the document frequencies of words not seen in the last minute (a
+            record of fields: one more, of its values); the first query of a
+            cut two more (settings and model).
 
         Raises:
             InputError: ``text`` has no letter or digit (the rule records
@@ -469,10 +605,66 @@ class NearDuplicates:
             NeardupError: ``source`` breaks the source rule; no request is sent.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        if not has_letters_or_digits(text):
+        record = None if isinstance(text, str) else _query_record(text)
+        shown = text if record is None else record.text
+        if not has_letters_or_digits(shown):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        return self._search(_renamed(cut, threshold)).find(text, exclude=exclude, within=source)[:limit]
+        cut = _renamed(cut, threshold)
+        fields = self._field_search() if record is not None and record.fields and cut is None else None
+        if fields is not None:
+            return Matches(fields.find(record, exclude=exclude, within=source)[:limit])
+        return Matches(self._search(cut).find(shown, exclude=exclude, within=source)[:limit])
+
+    def explain(self, a: str, b: str) -> Explanation:
+        """Why the pair of indexed records ``a`` and ``b`` has its
+        probability: the steps of its match weight under the model the last
+        :meth:`pairs` kept (:mod:`neardup_solr.explanations`): for records of
+        fields the prior and each field's level, values and weight; for
+        records of one text, their similarity and their numbers'
+        agreement. The steps add up to the probability a report gives the
+        pair (``None`` before any report: a fixed cut decides).
+
+        Costs two or three requests (the records; for fields, their
+        values' document frequencies; for texts, their words').
+
+        Raises:
+            NeardupError: ``a`` or ``b`` is not indexed.
+            SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+        """
+        docs = {doc[ID]: doc for doc in self.solr.search(
+            f"{{!terms f={ID} separator=$sep}}{a}\n{b}", sep="\n", fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=2).docs}
+        for wanted in (a, b):
+            if wanted not in docs:
+                raise NeardupError(f"no record with id {wanted!r} in {self.solr.url}",
+                                   hint="check the id (ids match exactly; a record of a source is source/id)")
+        first, second = record_of(docs[a]), record_of(docs[b])
+        fields = self._field_search()
+        if fields is not None and first.fields and second.fields:
+            _, levels, shares, _ = fields.scored(first, [docs[b]])
+            names = [p.name for p in fields.settings.fields]
+            values_a, values_b = dict(first.fields), dict(second.fields)
+
+            def shown(values: Mapping[str, str]) -> list[str]:
+                return [" / ".join(values.get(names[f], "") for f in unit) for unit in fields.model.field_units]
+
+            return explanations.of_fields(a, b, fields.model, levels[0].tolist(), shares[0].tolist(),
+                                          shown(values_a), shown(values_b))
+        search = self._search(None)
+        similarity, level = search.similarities(first.text, [second.text])
+        return explanations.of_text(a, b, search.model, float(similarity[0]), int(level[0]))
+
+    def record(self, record_id: str) -> Record:
+        """The indexed record ``record_id``: its text and fields (one request).
+
+        Raises:
+            NeardupError: no record has that id.
+        """
+        docs = self.solr.search(term(ID, record_id), fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=1).docs
+        if not docs:
+            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
+                               hint="check the id (ids match exactly) and the index asked")
+        return record_of(docs[0])
 
     def text(self, record_id: str) -> str:
         """The indexed text of ``record_id`` (one request).
@@ -513,18 +705,54 @@ class NearDuplicates:
         self._kept_since(before, f"{len(present)} records were deleted")
         return [i for i in ids if i in present]
 
-    def clusters(self, pairs: Iterable[Pair] | None = None) -> list[Cluster]:
-        """Connected components of ``pairs``, largest first. Without
-        ``pairs``, those of the default mode's pairs, found as :meth:`pairs`
-        finds them but read only: the model fitted on the way is not kept
-        with the index (call :meth:`pairs` for that). No request beyond
-        those of finding the pairs."""
-        return cluster_pairs(lsh_pairs(self.solr) if pairs is None else pairs)
+    def clusters(self, pairs: Iterable[Pair] | None = None, *, singletons: bool = False,
+                 progress: Progress | bool | None = None) -> Clusters:
+        """Clusters of ``pairs``, largest first, each named by its smallest
+        member's key (an id that stays put across runs and appends): their
+        connected components, split so that members are matches of each
+        other where the pairs carry probabilities
+        (:func:`neardup_solr.clusters.cluster_pairs`). Without ``pairs``,
+        those of the default mode's pairs, found as :meth:`pairs` finds them
+        but read only: the model fitted on the way is not kept with the index
+        (call :meth:`pairs` for that); for records of fields every pair of a
+        component is weighed by the model
+        (:func:`neardup_solr.linkage.field_clusters`).
+
+        Args:
+            pairs: the pairs to cluster (default: the default mode's).
+            singletons: every indexed record in a cluster, those without a
+                near duplicate in one of their own (their ids read from Solr).
+            progress: told of finding the pairs, as :meth:`pairs` tells it.
+
+        Returns:
+            Clusters, a list that converts with ``to_pandas()`` (``cluster_id,
+            size, members``); ``membership()`` gives ``id, cluster_id``, one
+            row a record. No request beyond those of finding the pairs, and
+            with ``singletons`` one per 1000 records (memory holds every id).
+        """
+        ids = [doc[ID] for doc in self.solr.iter_docs([ID])] if singletons else None
+        if pairs is None and self.settings.fielded:
+            with told(progress) as tell:
+                return clusters_of_groups(field_clusters(self.solr, self.settings, progress=tell), ids)
+        if pairs is None:
+            with told(progress) as tell:
+                pairs = lsh_pairs(self.solr, progress=tell, warn=_warning)
+        return cluster_pairs(pairs, ids)
 
     def _search(self, cut: float | None) -> OnlineSearch:
         if cut not in self._searches:
             self._searches[cut] = OnlineSearch(self.solr, cut)
         return self._searches[cut]
+
+    def _field_search(self) -> FieldSearch | None:
+        """The search of field records by the field model the last report
+        kept, or ``None`` when there is none (the index is of texts, or was
+        never reported). Two requests the first time, none after."""
+        if "fields" not in self._searches:
+            kept = load_field_model(self.solr)
+            self._searches["fields"] = None if kept is None else \
+                FieldSearch(self.solr, self.settings, kept[0], kept[1], self._search(None))
+        return self._searches["fields"]
 
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
@@ -535,23 +763,42 @@ class _Counted:
     """``records``, counting those taken from it (:meth:`of`: with their
     length, when they have one, for progress)."""
 
-    def __init__(self, records: Iterable[Record]):
+    def __init__(self, records: Iterable[Record], each: Callable[[Record], None]):
         self.records = records
+        self.each = each
         self.count = 0
 
     @classmethod
-    def of(cls, records: Iterable[Record]) -> _Counted:
-        return _CountedSized(records) if isinstance(records, Sized) else cls(records)
+    def of(cls, records: Iterable[Record], each: Callable[[Record], None] = lambda record: None) -> _Counted:
+        """``records`` counted, ``each`` called with every one taken."""
+        return (_CountedSized if isinstance(records, Sized) else cls)(records, each)
 
     def __iter__(self) -> Iterator[Record]:
         for record in self.records:
             self.count += 1
+            self.each(record)
             yield record
 
 
 class _CountedSized(_Counted):
     def __len__(self) -> int:
         return len(self.records)
+
+
+def _query_record(item: RecordLike) -> Record:
+    """What :meth:`NearDuplicates.query` looks up for a record-like: a dict
+    of fields needs no id (it is no indexed record)."""
+    if isinstance(item, Record):
+        return item
+    if isinstance(item, Mapping) and "id" not in item:
+        return _fielded({"id": "query", **item})
+    return as_record(item)
+
+
+def _warning(message: str) -> None:
+    """What a call skipped, told without a ``warn=``: a warning and a log record."""
+    log.warning(message)
+    warnings.warn(message, NeardupWarning, stacklevel=4)
 
 
 def _renamed(value, old):

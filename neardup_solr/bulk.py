@@ -28,11 +28,13 @@ from itertools import chain
 
 import numpy as np
 
+from . import explanations
 from .bands import band_prefix, collision_probability
 from .collisions import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
 from .documents import lsh_shingles, repaired_tokens
 from .kernel import CloseTable, Rows, Vocabulary, score_pairs
 from .model import MatchModel, fit, histogram, with_labels
+from .outputs import counted
 from .pairs import Pair, PairTables
 from .record import source_of
 from .parallel import bounded_map, cores, forked_map
@@ -90,10 +92,19 @@ class Verified(PairTables):
     def __len__(self) -> int:
         return len(self.pairs)
 
+    def __repr__(self) -> str:
+        """One line: how many pairs, the cut, and the model's estimates
+        (``Pairs(114 pairs, cut 0.66, estimated precision 0.99 recall 0.96)``)."""
+        estimated = self.summary.estimated
+        told = "" if estimated is None else \
+            f", estimated precision {estimated.precision:.2f} recall {estimated.recall:.2f}"
+        return f"Pairs({counted(len(self.pairs), 'pair')}, cut {self.cut:.2f}{' (given)' if self.forced else ''}{told})"
+
 
 def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None) -> Verified:
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              explain: bool = False) -> Verified:
     """Every pair sharing a band key (or its MD5), scored; a match model fitted
     to all their similarities and number agreements; the pairs it calls
     matches (or those at or above a fixed ``cut``).
@@ -120,6 +131,8 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         progress: told of the steps "colliding bands" (one unit a band) and
             "verifying candidates" (one unit a candidate pair).
         warn: told, in a sentence, of keys skipped.
+        explain: give each kept pair its explanation in brief (its
+            similarity's weight and its numbers', ``explanations.py``).
 
     Returns:
         The kept pairs (smaller id first, in id order), the model and the
@@ -170,8 +183,9 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
             if a not in texts or b not in texts:
                 continue  # deleted while the report ran
             repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
+            why = explanations.of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
             pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
-                              float(scores[i]), p))
+                              float(scores[i]), p, why))
             similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),
                               lsh_shingles(repaired_b, settings.lsh_shingles))
             caught.append(collision_probability(similar, settings.bands, settings.band_rows))
@@ -426,3 +440,4 @@ def _workers(count: int, words: float = RECORD_WORDS, cost: float = 1) -> int:
     words on average, each costing ``cost`` pairs' scoring: every core once
     the work is worth forking for."""
     return cores() if count * cost * max(words, RECORD_WORDS) >= FORK_FROM * RECORD_WORDS else 1
+

@@ -1,20 +1,29 @@
-"""Clusters: the connected components of the near-duplicate pairs.
+"""Clusters: the near-duplicate pairs grouped into the things they are.
 
 Pairs say "a looks like b"; a reader usually wants "these records are one
-thing". Each connected component of the pair graph is one cluster (so a chain
-a-b, b-c puts a and c together even though they were never compared).
+thing". Where the pairs carry match probabilities (the default mode), each
+connected component of the pair graph is split so that a cluster's members
+are matches of each other, not a chain through one weak link
+(:mod:`neardup_solr.clustering`: average linkage on the pairs' log-odds);
+pairs without probabilities (the reference modes) give their connected
+components (a chain a-b, b-c puts a and c together).
 
 Output is deterministic, so two runs over the same pairs write the same
 bytes: clusters are sorted by size, largest first, then by their smallest
 member; members are in id order (numeric ids numerically, see
-:func:`neardup_solr.record.id_key`); cluster ids are 1..K in that order.
+:func:`neardup_solr.record.id_key`). A cluster's id is its smallest
+member's key, so it stays put across runs, and across appends that do not
+bring a smaller member into it: a cluster that grows keeps its id, and
+two that merge take the smaller of their two ids.
 
 For review, clusters can also come least certain first: by the lowest
 match probability among each cluster's pairs (:func:`least_certain_first`).
 
-Only ids that occur in a pair are clustered: records without a near
-duplicate are not listed. A pair of an id with itself says nothing and is
-ignored.
+Only ids that occur in a pair are clustered, unless every record's id is
+given (``ids``): then each record without a near duplicate is a cluster of
+its own, and the membership (:func:`neardup_solr.outputs.membership_table`:
+``id, cluster_id``, one row a record) lists every record. A pair of an id
+with itself says nothing and is ignored.
 
 Files (written atomically, see :func:`neardup_solr.files.atomic_output`):
 
@@ -25,7 +34,9 @@ Files (written atomically, see :func:`neardup_solr.files.atomic_output`):
   in an id; ids with a comma, tab or line break are refused.
 - CSV and JSON Lines: the same table (:mod:`neardup_solr.outputs`); with
   the records' texts, one member a row, ``cluster_id, size, id, text``.
-- JSON: ``[{"cluster": 1, "size": 3, "members": ["4", "17", "230"]}, ...]``.
+- JSON: ``[{"cluster": "4", "size": 3, "members": ["4", "17", "230"]}, ...]``.
+- Membership (:func:`write_membership`): ``id, cluster_id`` a row, every
+  record once, in TSV (with a header), CSV, JSON Lines or Parquet.
 """
 
 from __future__ import annotations
@@ -35,9 +46,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from .clustering import split_pairs
 from .errors import InputError
 from .files import atomic_output, read_text
-from .outputs import CLUSTER_COLUMNS, TextLookup, cluster_table, save_table
+from .outputs import (CLUSTER_COLUMNS, Table, TableForms, TextLookup, cluster_table, counted, membership_table,
+                      save_table)
 from .pairs import Pair, read_pairs
 from .record import id_key
 
@@ -45,12 +58,50 @@ TSV_HEADER = "\t".join(CLUSTER_COLUMNS)
 
 
 class Cluster(NamedTuple):
-    id: int
+    """A cluster: its id (its smallest member's key) and its members in id order."""
+
+    id: str
     members: tuple[str, ...]
 
     @property
     def size(self) -> int:
         return len(self.members)
+
+
+class Clusters(list, TableForms):
+    """A list of clusters, largest first, that converts to a table
+    (``cluster_id, size, members``: :class:`~neardup_solr.outputs.TableForms`);
+    :meth:`membership` gives each record's cluster instead."""
+
+    def table(self) -> Table:
+        return cluster_table(self)
+
+    def membership(self) -> Membership:
+        """Every member's cluster, one row a record: ``id, cluster_id``."""
+        return Membership(self)
+
+    def __repr__(self) -> str:
+        records = sum(c.size for c in self)
+        largest = f", the largest of {max(c.size for c in self)}" if self else ""
+        return f"Clusters({counted(len(self), 'cluster')} of {counted(records, 'record')}{largest})"
+
+
+class Membership(TableForms):
+    """Which cluster each record is in: ``id, cluster_id`` (with ``source``
+    first for records of sources), one row a record, in id order."""
+
+    def __init__(self, clusters: Iterable[Cluster]):
+        self.clusters = list(clusters)
+
+    def table(self) -> Table:
+        return membership_table(self.clusters)
+
+    def __iter__(self):
+        return ((member, c.id) for c in self.clusters for member in c.members)
+
+    def __repr__(self) -> str:
+        records = sum(c.size for c in self.clusters)
+        return f"Membership({counted(records, 'record')} in {counted(len(self.clusters), 'cluster')})"
 
 
 class UnionFind:
@@ -104,24 +155,41 @@ def _ends(pair: Sequence[str]) -> tuple[str, str]:
     return pair[0], pair[1]
 
 
-def cluster_pairs(pairs: Iterable[Sequence[str]]) -> list[Cluster]:
-    """Connected components of ``pairs`` (``Pair`` objects or ``(a, b)`` tuples),
-    in the deterministic order described in the module docstring."""
-    sets = UnionFind()
-    for pair in pairs:
-        a, b = _ends(pair)
-        if a != b:
-            sets.union(a, b)
-    groups = [sorted(group, key=id_key) for group in sets.groups()]
+def cluster_pairs(pairs: Iterable[Sequence[str]], ids: Iterable[str] | None = None) -> Clusters:
+    """Clusters of ``pairs`` (``Pair`` objects or ``(a, b)`` tuples), in the
+    deterministic order described in the module docstring: when every pair
+    carries a match probability, its components split so that members are
+    matches of each other (:func:`neardup_solr.clustering.split_pairs`);
+    else the connected components. With ``ids`` (every record's), each of
+    them in no cluster is a cluster of its own."""
+    pairs = [p for p in pairs if _ends(p)[0] != _ends(p)[1]]
+    if pairs and all(getattr(p, "probability", None) is not None for p in pairs):
+        members = sorted({i for p in pairs for i in _ends(p)}, key=id_key)
+        groups = split_pairs(members, [(p.a, p.b, p.probability) for p in pairs])
+    else:
+        sets = UnionFind()
+        for pair in pairs:
+            sets.union(*_ends(pair))
+        groups = sets.groups()
+    return clusters_of_groups(groups, ids)
+
+
+def clusters_of_groups(groups: Iterable[Iterable[str]], ids: Iterable[str] | None = None) -> Clusters:
+    """Groups of ids as clusters, in the deterministic order described in
+    the module docstring; with ``ids``, each of them in no group a cluster
+    of its own."""
+    groups = [sorted(group, key=id_key) for group in groups]
+    grouped = {member for group in groups for member in group}
+    groups += [[record] for record in ids or () if record not in grouped]
     groups.sort(key=lambda members: (-len(members), id_key(members[0])))
-    return [Cluster(number, tuple(members)) for number, members in enumerate(groups, start=1)]
+    return Clusters(Cluster(members[0], tuple(members)) for members in groups)
 
 
-def pairs_by_cluster(clusters: Iterable[Cluster], pairs: Iterable[Sequence[str]]) -> dict[int, list]:
+def pairs_by_cluster(clusters: Iterable[Cluster], pairs: Iterable[Sequence[str]]) -> dict[str, list]:
     """The pairs inside each of ``clusters``, by cluster id, in the order given."""
     clusters = list(clusters)
     home = {member: c.id for c in clusters for member in c.members}
-    by_cluster: dict[int, list] = {c.id: [] for c in clusters}
+    by_cluster: dict[str, list] = {c.id: [] for c in clusters}
     for pair in pairs:
         a, b = _ends(pair)
         if a in home and home[a] == home.get(b):
@@ -140,7 +208,7 @@ def certainty_of(pairs: Iterable[Pair]) -> str | None:
     return None
 
 
-def least_certain_first(clusters: Iterable[Cluster], by_cluster: Mapping[int, Sequence[Pair]],
+def least_certain_first(clusters: Iterable[Cluster], by_cluster: Mapping[str, Sequence[Pair]],
                         measure: str) -> list[Cluster]:
     """``clusters`` by the lowest ``measure`` (see :func:`certainty_of`)
     among each one's pairs, lowest first: the cluster whose weakest link is
@@ -152,9 +220,16 @@ def least_certain_first(clusters: Iterable[Cluster], by_cluster: Mapping[int, Se
     return sorted(clusters, key=weakest)
 
 
-def cluster_pair_file(path: Path | str) -> list[Cluster]:
-    """Clusters of the pairs in a pair file (see :func:`neardup_solr.pairs.read_pairs`)."""
-    return cluster_pairs(read_pairs(path))
+def cluster_pair_file(path: Path | str, ids: Iterable[str] | None = None) -> Clusters:
+    """Clusters of the pairs in a pair file (see :func:`neardup_solr.pairs.read_pairs`),
+    each of ``ids`` in no pair one of its own."""
+    return cluster_pairs(read_pairs(path), ids)
+
+
+def write_membership(path: Path | str, clusters: Iterable[Cluster], format: str | None = None) -> int:
+    """Write every member's cluster, ``id, cluster_id`` a row, in ``format``
+    (by default as the name implies, TSV for other names); returns the rows."""
+    return save_table(path, membership_table(clusters), format)
 
 
 def write_clusters(path: Path | str, clusters: Iterable[Cluster], json: bool = False, format: str | None = None,
@@ -188,17 +263,17 @@ def read_clusters(path: Path | str) -> list[Cluster]:
         for number, size, members in rows:
             if not isinstance(members, list) or size != len(members):
                 raise InputError(f"{path}: cluster {number}: size {size} does not match its members")
-            clusters.append(Cluster(int(number), tuple(str(m) for m in members)))
+            clusters.append(Cluster(str(number), tuple(str(m) for m in members)))
         return clusters
     clusters = []
     for line_number, line in enumerate(content.splitlines(), start=1):
         if not line.strip() or (line_number == 1 and line == TSV_HEADER):
             continue
         fields = line.split("\t")
-        if len(fields) != 3 or not fields[0].isdigit() or not fields[1].isdigit():
+        if len(fields) != 3 or not fields[0] or not fields[1].isdigit():
             raise InputError(f"{path}:{line_number}: expected cluster_id<TAB>size<TAB>member,member,...")
         members = tuple(fields[2].split(",")) if fields[2] else ()
         if int(fields[1]) != len(members):
             raise InputError(f"{path}:{line_number}: size {fields[1]} but {len(members)} members")
-        clusters.append(Cluster(int(fields[0]), members))
+        clusters.append(Cluster(fields[0], members))
     return clusters

@@ -6,7 +6,8 @@ Two sources give the same restaurants:
   used, turned into ``addresses.txt`` by :func:`guide_records`;
 - the cleaned CSV copy shipped in the py_entitymatching 0.4.2 source
   distribution on PyPI (BSD licence), with its own ids and matches file,
-  fetched by :func:`fetch_restaurants`.
+  fetched and checked by SHA-256 by :func:`fetch_restaurants`: the copy the
+  demo, the docs' figures and the tests use.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def _index_url() -> str:
 
 
 def download_sdist(cache: Path) -> Path:
-    """The py_entitymatching sdist, from the package index, checked by SHA-256."""
+    """The py_entitymatching sdist, from the package index, checked by SHA-256
+    (kept in ``cache``; a copy there with another SHA-256 is fetched again)."""
     target = cache / SDIST
     if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == SDIST_SHA256:
         return target
@@ -76,31 +78,52 @@ def download_sdist(cache: Path) -> Path:
         ) from None
     if hashlib.sha256(body.content).hexdigest() != SDIST_SHA256:
         raise NeardupError(f"{SDIST} from {index} does not have the expected SHA-256")
-    with atomic_output(target, binary=True) as out:
-        out.write(body.content)
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = cache / f"{SDIST}.part-{os.getpid()}"
+    partial.write_bytes(body.content)
+    os.replace(partial, target)  # whole or not at all, also with another process fetching it
     return target
 
 
-def fetch_restaurants(out_dir: Path) -> tuple[Path, Path]:
-    """Write ``addresses.txt`` (``id name addr city``) and ``gold_pairs.tsv``
-    from the CSV copy, keeping its own ids; returns both paths."""
+def fetch_restaurants(out_dir: Path, cache: Path | None = None) -> tuple[Path, Path]:
+    """Write the CSV copy's records and matches to ``out_dir``, keeping its
+    own ids (Fodor's 534-1066, Zagat's 1-331); returns the paths of the
+    first two:
+
+    - ``addresses.txt``: ``id name addr city`` lines, both guides;
+    - ``gold_pairs.tsv``: the 112 matches, ``fodors_id<TAB>zagats_id``;
+    - ``fodors.csv``, ``zagats.csv``: each guide as a table (``id,name,addr,city``),
+      to link as two sources;
+    - ``gold_links.tsv``: the matches as records of those sources
+      (``fodors ID zagats ID``);
+    - ``LICENSE.py_entitymatching``: the copy's licence.
+
+    The source distribution is kept in ``cache`` (default ``out_dir``).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-    sdist = download_sdist(out_dir)
+    sdist = download_sdist(cache or out_dir)
     with tarfile.open(sdist) as tar:
         def table(name: str) -> list[dict[str, str]]:
             member = tar.extractfile(SDIST_FOLDER + name)
             return list(csv.DictReader(io.TextIOWrapper(member, encoding="utf-8")))
 
-        guides = table("fodors.csv") + table("zagats.csv")
+        fodors, zagats = table("fodors.csv"), table("zagats.csv")
         matches = table("matches_fodors_zagats.csv")
         licence = tar.extractfile("py-entitymatching-0.4.2/LICENSE").read()
+    columns = ("name", "addr", "city")
     addresses = out_dir / "addresses.txt"
     gold = out_dir / "gold_pairs.tsv"
     with atomic_output(addresses) as out:
-        out.write("".join(f"{r['id']} {' '.join(r[k].strip() for k in ('name', 'addr', 'city'))}\n"
-                          for r in guides))
+        out.write("".join(f"{r['id']} {' '.join(r[k].strip() for k in columns)}\n" for r in fodors + zagats))
     with atomic_output(gold) as out:
         out.write("".join(f"{m['fodors_id']}\t{m['zagats_id']}\n" for m in matches))
+    for name, rows in (("fodors.csv", fodors), ("zagats.csv", zagats)):
+        with atomic_output(out_dir / name) as out:
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(("id", *columns))
+            writer.writerows([r["id"], *(r[k].strip() for k in columns)] for r in rows)
+    with atomic_output(out_dir / "gold_links.tsv") as out:
+        out.write("".join(f"fodors\t{m['fodors_id']}\tzagats\t{m['zagats_id']}\n" for m in matches))
     with atomic_output(out_dir / "LICENSE.py_entitymatching", binary=True) as out:
         out.write(licence)
     return addresses, gold

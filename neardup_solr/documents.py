@@ -8,15 +8,19 @@ the repaired one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
+import mmh3
 import numpy as np
 
 from .bands import band_keys
+from .keys import field_terms
 from .record import Record
 from .repair import repair
-from .schema import BAND_KEYS, FIRST_WORD, ID, MD5, MINHASH_VALUES, TEXT, TOKENS, WORD_COUNT, WORD_SHINGLES
+from .schema import (BAND_KEYS, FIELD_VALUES, FIRST_WORD, ID, MD5, MINHASH_VALUES, RANK, RECORD_FIELDS, TEXT, TOKENS,
+                     WORD_COUNT, WORD_SHINGLES)
 from .shingles import CHAR_SHINGLE_SIZE, char_shingles, word_shingles
 from .signatures import MinHasher, tagged_values
 from .solr import index_term, index_terms
@@ -35,6 +39,21 @@ def lsh_shingles(repaired: str, kind: str = "chars") -> list[str]:
 def repaired_tokens(repaired: str) -> list[str]:
     """Words of repaired text as the ``tokens`` field holds them."""
     return index_terms(repaired.split())
+
+
+def record_of(doc: dict[str, Any]) -> Record:
+    """A Solr document (its id, text and fields) as the record it was indexed from."""
+    fields = tuple(json.loads(doc[RECORD_FIELDS]).items()) if doc.get(RECORD_FIELDS) else ()
+    return Record(doc[ID], doc[TEXT], fields)
+
+
+def rank(key: str) -> int:
+    """The ``rank`` of the record ``key`` (``schema.RANK``): a 64-bit
+    MurmurHash3 of it, the same wherever and whenever it is indexed."""
+    return mmh3.hash64(key.encode("utf-8"), seed=RANK_SEED)[0]
+
+
+RANK_SEED = 7
 
 
 class DocumentBuilder:
@@ -65,9 +84,15 @@ class DocumentBuilder:
                 MD5: md5_hex(norm),
                 TOKENS: list(dict.fromkeys(repaired_tokens(fixed))),
                 BAND_KEYS: keys,
+                RANK: rank(record.id),
             }
             for record, norm, fixed, keys in zip(records, normalized, repaired, self.band_keys(repaired))
         ]
+        for doc, record in zip(docs, records):
+            if record.fields:
+                doc[RECORD_FIELDS] = json.dumps(dict(record.fields), ensure_ascii=False, separators=(",", ":"))
+            if self.settings.fielded:
+                doc[FIELD_VALUES] = field_terms(self.settings.fields, dict(record.fields))
         if self.settings.reference:
             self._add_reference_fields(docs, normalized)
         return docs

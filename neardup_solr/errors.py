@@ -27,6 +27,12 @@ class NeardupError(Exception):
         return self.message if not self.hint else f"{self.message} (hint: {self.hint})"
 
 
+class NeardupWarning(UserWarning):
+    """Something a call skipped or could not do and went on without (band
+    keys held by too many records, labeled pairs that are not candidates),
+    warned of when the call was given no ``warn=`` to tell instead."""
+
+
 class InputError(NeardupError):
     """A file the user gave cannot be used as it is."""
 
@@ -50,10 +56,13 @@ class MissingField(InputError):
     (``role`` "id") or a named text field (``role`` "text"). No record of
     the file can be read."""
 
-    def __init__(self, message: str, field: str, role: str):
+    def __init__(self, message: str, field: str, role: str, separator: str | None = None):
         super().__init__(message)
         self.field = field
         self.role = role
+        # The character the header seems separated by when it read as one
+        # column (a semicolon-separated "CSV"), else None.
+        self.separator = separator
 
 
 class TooFewSignatures(NeardupError):

@@ -8,11 +8,22 @@ Against labels (:mod:`neardup_solr.labels`: pairs a person called same or
 different) only labeled pairs count, since nothing is known of the rest:
 precision is the share labeled same among the reported pairs that are
 labeled, recall the share of the pairs labeled same that were reported.
+
+Clusters are scored too (:func:`cluster_scores`), since a chain of pairs
+puts records together that no pair joined: the found pairs' connected
+components against the gold pairs' (or gold clusters), over every record
+(a record in no pair is a cluster of its own on either side), by B-cubed
+precision and recall (for each record, the share of its found cluster that
+is in its true one, and of its true cluster that is in its found one,
+averaged over the records) and the adjusted Rand index (the agreement of
+the two partitions on every pair of records, 0 for chance and 1 for the
+same partition).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,3 +161,88 @@ def values_by_truth(pairs: list[Pair], gold: set[frozenset[str]]) -> tuple[list[
     true = [value(p) for p in pairs if p.key in gold]
     false = [value(p) for p in pairs if p.key not in gold]
     return true, false, label
+
+
+@dataclass(frozen=True)
+class ClusterScore:
+    """Found clusters against true ones over ``records`` records: B-cubed
+    precision and recall, and the adjusted Rand index (see the module docstring)."""
+
+    records: int
+    bcubed_precision: float
+    bcubed_recall: float
+    adjusted_rand: float
+
+    @property
+    def bcubed_f1(self) -> float:
+        p, r = self.bcubed_precision, self.bcubed_recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def line(self) -> str:
+        return (f"clusters: records={self.records} bcubed_precision={self.bcubed_precision:.3f} "
+                f"bcubed_recall={self.bcubed_recall:.3f} bcubed_f1={self.bcubed_f1:.3f} "
+                f"adjusted_rand={self.adjusted_rand:.3f}")
+
+
+def _partition(groups: Iterable[Collection[str]], records: set[str]) -> dict[str, str]:
+    """Each record's cluster (named by a member): the connected components
+    of ``groups`` (pairs or clusters), each record in none alone."""
+    from .clusters import UnionFind  # clusters imports this module's neighbours; a cycle at import time otherwise
+
+    sets = UnionFind()
+    for group in groups:
+        members = list(group)
+        for member in members:
+            sets.add(member)
+        for other in members[1:]:
+            sets.union(members[0], other)
+    return {record: sets.find(record) for record in records}
+
+
+def _pairs_within(sizes: Iterable[int]) -> int:
+    return sum(n * (n - 1) // 2 for n in sizes)
+
+
+def cluster_scores(found: Iterable[Collection[str]], gold: Iterable[Collection[str]],
+                   records: Iterable[str] | None = None) -> ClusterScore:
+    """Clusters of ``found`` against those of ``gold``: each is pairs (``Pair``s,
+    ``(a, b)``, ``frozenset``s) or clusters (any collections of ids; a
+    :class:`~neardup_solr.clusters.Cluster`'s members), taken through their
+    connected components, so pairs and clusters score alike.
+
+    Args:
+        found: the pairs or clusters found.
+        gold: the true pairs or clusters.
+        records: every record's id (a record in no group of a side is a
+            cluster of its own there); default the ids either side names.
+
+    Returns:
+        B-cubed precision and recall and the adjusted Rand index (1.0 when
+        both sides put every record alone, or all in one: no pair to tell
+        them apart). Costs time and memory linear in the records and groups.
+    """
+    found = [_members(group) for group in found]
+    gold = [_members(group) for group in gold]
+    universe = set(records or ()) | {m for group in found for m in group} | {m for group in gold for m in group}
+    if not universe:
+        return ClusterScore(0, 1.0, 1.0, 1.0)
+    mine, true = _partition(found, universe), _partition(gold, universe)
+    together = Counter((mine[r], true[r]) for r in universe)  # the contingency table
+    mine_sizes, true_sizes = Counter(mine.values()), Counter(true.values())
+    precision = sum(n * n / mine_sizes[a] for (a, _), n in together.items()) / len(universe)
+    recall = sum(n * n / true_sizes[b] for (_, b), n in together.items()) / len(universe)
+    both = _pairs_within(together.values())
+    in_mine, in_true = _pairs_within(mine_sizes.values()), _pairs_within(true_sizes.values())
+    expected = in_mine * in_true / (len(universe) * (len(universe) - 1) / 2) if len(universe) > 1 else 0.0
+    spread = (in_mine + in_true) / 2 - expected
+    rand = 1.0 if spread == 0 else (both - expected) / spread
+    return ClusterScore(len(universe), precision, recall, rand)
+
+
+def _members(group) -> tuple[str, ...]:
+    """A group's ids: a Cluster's members, a Pair's two ends, or the ids of a collection."""
+    if hasattr(group, "members"):
+        return tuple(group.members)
+    if isinstance(group, Pair):
+        return (group.a, group.b)
+    return tuple(group)

@@ -34,6 +34,22 @@ def is_write_error(err: BaseException) -> bool:
     return isinstance(err, OSError) and err.errno in WRITE_ERRNOS
 
 
+def lock_exclusive(handle: IO) -> None:
+    """Take an exclusive lock on the open file ``handle``, waiting while
+    another process holds it; closing the file releases it. POSIX's
+    ``flock``, or on Windows ``msvcrt``'s lock of the file's first byte
+    (each imported here, so the package imports on either)."""
+    if os.name == "nt":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
 def is_stdout(path: Path | str) -> bool:
     """Whether ``path`` names standard output (``-``)."""
     return str(path) == STDOUT

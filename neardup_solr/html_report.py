@@ -45,7 +45,14 @@ del { background: #fbd3d3; color: #8a1f1f; }
 .small { font-size: .85em; color: #555; }
 """
 
-_CSS = PAIR_CSS + """
+# A pair's explanation, a step a line, on this page and the review page.
+WHY_CSS = """
+td.why { font-size: .85em; line-height: 1.35; }
+td.why .for b { color: #1a6b1a; }
+td.why .against b { color: #8a1f1f; }
+"""
+
+_CSS = PAIR_CSS + WHY_CSS + """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        color: #1d1d1f; background: #fafafa; margin: 0 auto; padding: 1.5em 2em; max-width: 72em; }
 h1 { font-size: 1.6em; margin: 0 0 .6em; }
@@ -143,18 +150,39 @@ def _pair_table(pairs: Sequence[Pair], max_rows: int) -> str:
     if not pairs:
         return ""
     with_similarity = any(getattr(p, "similarity", None) is not None for p in pairs)
-    head = "<tr><th>pair</th><th>distance</th>" + ("<th>similarity</th>" if with_similarity else "") + "</tr>"
+    with_probability = any(getattr(p, "probability", None) is not None for p in pairs)
+    explained = any(getattr(p, "explanation", None) for p in pairs)
+    head = ("<tr><th>pair</th><th>distance</th>" + ("<th>similarity</th>" if with_similarity else "")
+            + ("<th>probability</th>" if with_probability else "") + ("<th>why</th>" if explained else "") + "</tr>")
     rows = []
     for p in pairs[:max_rows]:
         distance = getattr(p, "distance", None)
         similarity = getattr(p, "similarity", None)
+        probability = getattr(p, "probability", None)
         cells = (f'<td class="id">{esc(p[0])} – {esc(p[1])}</td>'
                  f'<td class="num">{"" if distance is None else esc(distance)}</td>')
         if with_similarity:
             cells += f'<td class="num">{"" if similarity is None else f"{similarity:.4f}"}</td>'
+        if with_probability:
+            cells += f'<td class="num">{"" if probability is None else f"{probability:.4f}"}</td>'
+        if explained:
+            cells += f'<td class="why">{why_cell(getattr(p, "explanation", None))}</td>'
         rows.append(f"<tr>{cells}</tr>")
     more = f'<p class="small">… and {len(pairs) - max_rows} more pairs.</p>' if len(pairs) > max_rows else ""
     return f'<table class="pairs">{head}{"".join(rows)}</table>{more}'
+
+
+def why_cell(explanation: str | None) -> str:
+    """A pair's explanation in brief as a waterfall: each step on a line,
+    its weight after it, those for the pair green and those against red."""
+    if not explanation:
+        return ""
+    steps = []
+    for step in explanation.split("; "):
+        what, _, weight = step.rpartition(" ")
+        sign = "for" if weight.startswith("+") else "against"
+        steps.append(f'<span class="{sign}">{esc(what)} <b>{esc(weight)}</b></span>')
+    return "<br>".join(steps)
 
 
 def render(
@@ -254,8 +282,8 @@ def _cluster_section(cluster: Cluster, texts: Mapping[str, str], pairs: list[Pai
     extra = cluster.size - len(members)
     ordered = sorted(pairs, key=lambda p: (id_key(p[0]), id_key(p[1])))
     return (
-        f'<section class="cluster" id="cluster-{cluster.id}">'
-        f"<h2>Cluster {cluster.id} · {cluster.size} records</h2>"
+        f'<section class="cluster" id="cluster-{esc(cluster.id)}">'
+        f"<h2>Cluster {esc(cluster.id)} · {cluster.size} records</h2>"
         f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
         + (f'<p class="small">… and {extra} more records.</p>' if extra > 0 else "")
         + _pair_table(ordered, max_rows)

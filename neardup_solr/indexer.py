@@ -20,14 +20,15 @@ from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
 
 from . import cloud, local_solr
-from .documents import DocumentBuilder
+from .documents import DocumentBuilder, record_of
 from .errors import IndexBeingReplaced, InputError, NeardupError, SolrFailure
 from .parallel import bounded_map, cores, forked_map
 from .progress import Progress, Tally
 from .record import Record
 from .records import SeenIds
+from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
-from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, IndexSettings, mark_replacing, save_built,
+from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSettings, mark_replacing, save_built,
                     stamp)
 
 # Records per update request: large enough that a request's overhead is
@@ -44,6 +45,14 @@ CONCURRENT_UPDATES = 4
 # only take a core from it; documents of 100-600 words were indexed in 0.80x
 # the time with workers building them (20k documents, 2 cores).
 FORK_WORDS = 100
+
+
+def stored_records(solr: Solr) -> Iterator[Record]:
+    """Every record of ``solr``'s index as it was given (its key, text and
+    fields), in id order: what a rebuild of the index indexes again. One
+    request per 1000 records."""
+    for doc in solr.iter_docs([ID, TEXT, RECORD_FIELDS]):
+        yield record_of(doc)
 
 
 def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
@@ -232,6 +241,7 @@ def replace_index(
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
     distinct: bool = False,
+    keep_model: bool = False,
 ) -> int:
     """Replace the index ``solr`` serves with ``records``, never leaving it
     empty or half built: the records go into a new core (a new collection on
@@ -256,6 +266,9 @@ def replace_index(
     collection's name, and wins), and the old collection is deleted with
     its configset.
 
+    The new index starts without a match model (its records are new), or
+    with ``keep_model`` the served one's (the same records, indexed again).
+
     Costs, beyond :func:`index_records`: a core creation (a collection's:
     a core per replica, on SolrCloud) and a swap or alias change, the old
     index's removal, a listing of cores or collections, the mark (a reload
@@ -275,6 +288,7 @@ def replace_index(
         SolrFailure: Solr refused the admin requests (or failed them).
         SolrUnavailable: Solr could not be reached.
     """
+    kept = solr.user_properties().get(MODEL_PROPERTY, "") if keep_model else ""
     place = _admin(solr, lambda: (_NewCollection if solr.cloud() else _NewCore)(solr))
     _admin(solr, place.claim)
     try:
@@ -287,8 +301,10 @@ def replace_index(
                 raise InputError(f"there were no records to index; the index at {solr.url} was left as it was",
                                  hint="check the file's format and its id field or column")
             save_built(new, settings, place.name)
+            if kept:
+                new.set_user_properties({MODEL_PROPERTY: kept})
         _admin(solr, place.swap)
-    except SolrFailure as err:
+    except SolrFailure:
         gone = place.built and _log_version(solr, place.name) is None  # its core removed under it
         place.discard()
         if gone:

@@ -27,15 +27,14 @@ format :func:`neardup_solr.evaluate.read_gold` reads.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .errors import InputError, NeardupError
-from .files import read_text
-from .record import BadLine, id_key, key_problem
+from .files import lock_exclusive, read_text
+from .record import BadLine, id_key, key_problem, keyed, source_problem
 
 SAME = "same"
 DIFFERENT = "different"
@@ -60,7 +59,9 @@ def label_problem(a: str, b: str, label: str) -> str:
 
 
 def read_labels(path: Path | str, on_bad: Callable[[BadLine], None] | None = None) -> Labels:
-    """The labels of a labels file, the latest line for a pair winning.
+    """The labels of a labels file, the latest line for a pair winning: a
+    line is ``id_a id_b label`` (ids as keys: ``source/id`` for a record
+    of a source), or ``source_a id_a source_b id_b label``.
 
     Args:
         path: the labels file.
@@ -76,8 +77,11 @@ def read_labels(path: Path | str, on_bad: Callable[[BadLine], None] | None = Non
         fields = line.split()
         if not fields:
             continue
-        reason = (f"expected {LINE_FORMAT}, found {len(fields)} fields" if len(fields) != 3
-                  else label_problem(*fields))
+        if len(fields) == 5 and not (source_problem(fields[0]) or source_problem(fields[2])):
+            # Records of sources, as gold pairs name them: source_a id_a source_b id_b label.
+            fields = [keyed(fields[0], fields[1]), keyed(fields[2], fields[3]), fields[4]]
+        reason = (f"expected {LINE_FORMAT} (or source_a, id_a, source_b, id_b, label), found {len(fields)} fields"
+                  if len(fields) != 3 else label_problem(*fields))
         if reason:
             bad = BadLine(str(path), number, reason)
             if on_bad is None:
@@ -126,7 +130,7 @@ def append_label(path: Path | str, a: str, b: str, label: str) -> tuple[str, str
         # "a+b" appends every write at the end and lets the last byte be read.
         with open(path, "a+b") as handle:
             # Another process appending waits: its last byte and ours are read and written in turn.
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            lock_exclusive(handle)
             if handle.seek(0, os.SEEK_END) > 0:
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":

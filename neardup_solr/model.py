@@ -287,6 +287,12 @@ class MatchModel:
         return int(round(sum(self.counts)))
 
     @property
+    def only_copies(self) -> bool:
+        """Whether the fit found no class of matches among the similarities
+        (a second class did not pay for itself): only copies are kept."""
+        return self.fitted and not any(self.posterior[:-1])
+
+    @property
     def cut(self) -> float:
         """The smallest similarity whose bin is at least half matches
         (above 1 when no bin reaches it);

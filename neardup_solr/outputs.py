@@ -48,6 +48,10 @@ _BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl
 # nothing a person or a cut could use, and the files stay stable.
 DECIMALS = 4
 CLUSTER_COLUMNS = ("cluster_id", "size", "members")
+# One row a record: which cluster it is in (a record without a near duplicate is one of its own).
+MEMBERSHIP_COLUMNS = ("id", "cluster_id")
+# Rows a notebook shows of a result (``_repr_html_``); the rest is counted.
+HTML_ROWS = 10
 # Texts of a table's ids: called once with every id the table needs.
 TextLookup = Callable[[Sequence[str]], Mapping[str, str]]
 
@@ -185,13 +189,18 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
         values = [[*a, *b, *row] for (a, b), row in zip(ends, values)]
     else:
         columns = ("id_a", "id_b") + columns
-        values = [[p.a, p.b, *row] for p, row in zip(rows, values)]
+        values = [[a[1], b[1], *row] for (a, b), row in zip(ends, values)]
     if texts is not None:
         found = texts(sorted({i for p in rows for i in (p.a, p.b)}, key=id_key))
         columns += ("text_a", "text_b")
         for p, row in zip(rows, values):
             row += [found.get(p.a), found.get(p.b)]
-    return Table(columns, values, tsv_header=texts is not None or sourced,
+    explained = any(getattr(p, "explanation", None) for p in rows)
+    if explained:
+        columns += ("explanation",)
+        for p, row in zip(rows, values):
+            row.append(getattr(p, "explanation", None))
+    return Table(columns, values, tsv_header=texts is not None or sourced or explained,
                  optional=frozenset({"similarity", "probability"}))
 
 
@@ -209,7 +218,18 @@ def cluster_table(clusters: Iterable, texts: TextLookup | None = None) -> Table:
                      [[c.id, len(c.members), *split_key(m), found.get(m)] for c in clusters for m in c.members],
                      tsv_header=True)
     return Table(("cluster_id", "size", "id", "text"),
-                 [[c.id, len(c.members), m, found.get(m)] for c in clusters for m in c.members], tsv_header=True)
+                 [[c.id, len(c.members), split_key(m)[1], found.get(m)] for c in clusters for m in c.members],
+                 tsv_header=True)
+
+
+def membership_table(clusters: Iterable) -> Table:
+    """Every member of ``clusters`` one a row, ``id, cluster_id``, in id
+    order (with ``source`` before ``id`` when members have sources; the
+    cluster's id stays a key, ``source/id``)."""
+    rows = sorted(((m, c.id) for c in clusters for m in c.members), key=lambda row: id_key(row[0]))
+    if any(split_key(m)[0] for m, _ in rows):
+        return Table(("source", *MEMBERSHIP_COLUMNS), [[*split_key(m), c] for m, c in rows], tsv_header=True)
+    return Table(MEMBERSHIP_COLUMNS, [[m, c] for m, c in rows], tsv_header=True)
 
 
 def match_table(matches: Iterable) -> Table:
@@ -218,3 +238,67 @@ def match_table(matches: Iterable) -> Table:
     rows = [asdict(m) for m in matches]
     columns = ("similarity", "distance", "id", "text", "probability")
     return Table(columns, [[row.get(c) for c in columns] for row in rows], optional=frozenset({"probability"}))
+
+
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and the word for that many: ``1 pair``, ``114 pairs``."""
+    return f"{count:,} {one if count == 1 else many or one + 's'}"
+
+
+def html_table(table: Table, limit: int = HTML_ROWS) -> str:
+    """``table``'s first ``limit`` rows as a small HTML table (what a
+    notebook shows of a result), a line saying how many rows there are in all."""
+    from html import escape
+
+    table = table.shown()
+    head = "".join(f"<th>{escape(name)}</th>" for name in table.columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(_cell(v))}</td>" for v in row) + "</tr>"
+                   for row in table.rows[:limit])
+    more = f"<p>{len(table.rows):,} rows; the first {limit} shown.</p>" if len(table.rows) > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+class TableForms:
+    """A result that is a table: :meth:`to_arrow`, :meth:`to_pandas` and
+    :meth:`to_polars` give the columns of its CSV output, and a notebook
+    shows its first rows (``_repr_html_``). A subclass says what the table
+    is (:meth:`table`). pyarrow, pandas and polars are extras
+    (``[parquet]``, ``[pandas]``, ``[polars]``), imported only when used."""
+
+    def table(self) -> Table:
+        raise NotImplementedError
+
+    def to_arrow(self):
+        """As a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
+        from .tables import arrow_table  # pyarrow, an extra: imported only when used
+
+        return arrow_table(self.table())
+
+    def to_pandas(self):
+        """As a pandas DataFrame (pandas is an extra: ``[pandas]``)."""
+        from .extras import require
+
+        require("pandas", "to_pandas()")
+        return self.to_arrow().to_pandas()
+
+    def to_polars(self):
+        """As a polars DataFrame (polars is an extra: ``[polars]``)."""
+        from .extras import require
+
+        polars = require("polars", "to_polars()")
+        return polars.from_arrow(self.to_arrow())
+
+    def _repr_html_(self) -> str:
+        return html_table(self.table())
+
+
+class Matches(list, TableForms):
+    """Query matches, best first: a list that converts to a table
+    (``similarity, distance, id, text, probability``: :class:`TableForms`)."""
+
+    def table(self) -> Table:
+        return match_table(self)
+
+    def __repr__(self) -> str:
+        best = f", the best {self[0].id} at similarity {self[0].similarity:.2f}" if self else ""
+        return f"Matches({counted(len(self), 'match', 'matches')}{best})"

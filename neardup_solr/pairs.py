@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from .errors import InputError
 from .files import reading
-from .outputs import TextLookup, pair_table, save_table
+from .outputs import Table, TableForms, TextLookup, counted, pair_table, save_table
 from .record import id_key, keyed, source_of
 from .sources import STDIN, RecordFile, open_bytes
 
@@ -39,32 +39,30 @@ class Pair(NamedTuple):
     distance: int
     similarity: float | None = None
     probability: float | None = None
+    # Why the pair has its probability, in brief (``explanations.Explanation.brief``), when asked for.
+    explanation: str | None = None
 
     @property
     def key(self) -> frozenset[str]:
         return frozenset((self.a, self.b))
 
 
-class PairTables:
-    """Pairs as the tables people hold: :meth:`to_arrow` and :meth:`to_pandas`
-    give the columns of CSV output (:func:`neardup_solr.tables.to_arrow`).
-    A mixin for anything that iterates pairs; a pair list is :class:`Pairs`."""
+class PairTables(TableForms):
+    """Pairs as the tables people hold: :meth:`to_arrow`, :meth:`to_pandas`
+    and :meth:`to_polars` give the columns of CSV output
+    (:func:`neardup_solr.outputs.pair_table`), and a notebook shows the
+    first of them. A mixin for anything that iterates pairs; a pair list is
+    :class:`Pairs`."""
 
-    def to_arrow(self):
-        """The pairs as a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
-        from .tables import to_arrow  # pyarrow, an extra: imported only when used
-
-        return to_arrow(self)
-
-    def to_pandas(self):
-        """The pairs as a pandas DataFrame (pandas is an extra: ``[pandas]``)."""
-        from .tables import to_pandas  # pandas, an extra: imported only when used
-
-        return to_pandas(self)
+    def table(self) -> Table:
+        return pair_table(self)
 
 
 class Pairs(list, PairTables):
     """A list of pairs that converts to a table (:class:`PairTables`)."""
+
+    def __repr__(self) -> str:
+        return f"Pairs({counted(len(self), 'pair')})"
 
 
 class PairStream(PairTables):
@@ -80,10 +78,16 @@ class PairStream(PairTables):
     def __next__(self) -> Pair:
         return next(self._pairs)
 
+    def __repr__(self) -> str:
+        return "PairStream(pairs as they are found: iterate it, or convert it once)"
+
+    def _repr_html_(self) -> None:
+        return None  # showing them would take them: the notebook shows the repr
+
 
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,
-            probability: float | None = None) -> Pair:
-    return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability)
+            probability: float | None = None, explanation: str | None = None) -> Pair:
+    return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability, explanation)
 
 
 def one_to_one(pairs: Iterable[Pair]) -> list[Pair]:
@@ -200,4 +204,4 @@ def _pair(path: Path | str, number: int, fields: dict[str, str]) -> Pair:
         similarity, probability = (float(f) if f.strip() else None for f in numbers)
     except ValueError:
         raise InputError(f"{path}:{number}: similarity or probability {numbers!r} is not a number") from None
-    return ordered(a.strip(), b.strip(), int(distance), similarity, probability)
+    return ordered(a.strip(), b.strip(), int(distance), similarity, probability, fields.get("explanation") or None)

@@ -71,7 +71,11 @@ def similarity_histogram(path: Path, true_values: list[float], false_values: lis
 def model_histogram(path: Path, about: ReportSummary) -> Path:
     """All candidate pairs by similarity (log scale), the two classes the
     match model fitted to them, and its cut: why the cut is where it is.
-    ``about.estimated`` must be given (the model was fitted)."""
+    ``about.estimated`` must be given (the model was fitted). For a report
+    of field records, the field model's weights instead
+    (:func:`field_weights`)."""
+    if about.fields is not None:
+        return field_weights(path, about)
     model = about.model
     bins = len(model.counts)
     edges = np.linspace(0.0, 1.0, bins + 1)
@@ -93,4 +97,24 @@ def model_histogram(path: Path, about: ReportSummary) -> Path:
     ax.set(xlabel="similarity", ylabel="pairs", xlim=(0, 1), yscale="symlog",
            title=f"Match model: est. precision {estimated.precision:.3f}, recall {estimated.recall:.3f}")
     ax.legend(fontsize="small")
+    return _save(fig, path)
+
+
+def field_weights(path: Path, about: ReportSummary) -> Path:
+    """A field model's weights: for each field, each level's log-ratio
+    ``log2(m / u)`` in bits as a bar (agreement for a match, disagreement
+    against), the levels best first; what a pair's explanation adds up."""
+    model = about.fields.model
+    ratios = model.log2_ratios()
+    rows = [(f"{name}: {level}", float(weight)) for name, levels, weights in zip(model.names, model.levels, ratios)
+            for level, weight in zip(levels[1:], weights[1:])]
+    fig, ax = plt.subplots(figsize=(7.2, max(3.0, 0.22 * len(rows) + 1.2)), dpi=110)
+    places = np.arange(len(rows))[::-1]
+    weights = [w for _, w in rows]
+    ax.barh(places, weights, color=["tab:green" if w > 0 else "tab:red" for w in weights])
+    ax.set_yticks(places, [label for label, _ in rows], fontsize="x-small")
+    ax.axvline(0, color="black", linewidth=0.8)
+    estimated = about.estimated
+    ax.set(xlabel="weight (bits): log2 m/u", title=f"Field model: est. precision {estimated.precision:.3f}, "
+           f"recall {estimated.recall:.3f}")
     return _save(fig, path)

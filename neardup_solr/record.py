@@ -18,16 +18,24 @@ import numpy as np
 
 from .errors import NeardupError
 
-ID_RULE = "1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+ID_RULE = "1-128 characters, none of them white space, a control character or a comma, no part between slashes . or .."
+# Ids as people write them (ann@x.com, ORD/17, SKU#4): anything but what
+# separates ids in our files and queries (white space, commas) and what a
+# line cannot hold (control characters, lone surrogates).
+_ID = re.compile(r"[^\s,\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,128}")
+# A key is a URL path's tail in the service: no segment of it may be one
+# that URL normalisation removes.
+_DOT_SEGMENT = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 # A source (the file or table a record came from, when two are linked): a
 # name like an id, shorter. The empty source is no source at all. It starts
 # with a letter or digit, as an id does: a key "../5" or "./5" would be
 # rewritten by a URL's normalisation, and "-" read as an option.
 SOURCE_RULE = "1-64 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit"
 _SOURCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
-# Between a record's source and its id in the key Solr holds: the id rule
-# and the source rule both leave it out, so a key splits one way only.
+# Between a record's source and its id in the key Solr holds: the source
+# rule leaves it out, so a key splits at its first one. An id may hold it
+# (ORD/17): the key of such an id without a source starts with it
+# (/ORD/17), so it never reads as a source.
 KEY_SEPARATOR = "/"
 # A letter or digit of any script ("_" is punctuation, as in text.py).
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
@@ -41,8 +49,15 @@ MAX_LINE_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Record:
+    """A record: its id, its text, and, when it was read from a table's
+    columns (CSV, TSV, Parquet, JSON Lines, a DataFrame), its ``fields``:
+    (name, value) in the order named, a missing value "". The text is the
+    fields' values joined. A record of two or more fields is compared field
+    by field (``fields.py``); one of one field or none, as its text."""
+
     id: str
     text: str
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,16 +79,27 @@ class BadLine:
 
 def keyed(source: str, record_id: str) -> str:
     """The key of the record ``record_id`` of ``source``, what Solr holds as
-    its unique id and every later step carries: ``source/id``, or the id
-    itself for the empty source (no source). Only this and
-    :func:`split_key` know how the two are joined."""
-    return f"{source}{KEY_SEPARATOR}{record_id}" if source else record_id
+    its unique id and every later step carries: ``source/id``; for the
+    empty source (no source) the id itself, or ``/id`` when the id holds a
+    ``/``. Only this and :func:`split_key` know how the two are joined.
+
+    >>> keyed("shop", "ORD/17"), keyed("", "17"), keyed("", "ORD/17")
+    ('shop/ORD/17', '17', '/ORD/17')
+    """
+    if source or KEY_SEPARATOR in record_id:
+        return f"{source}{KEY_SEPARATOR}{record_id}"
+    return record_id
 
 
 def split_key(key: str) -> tuple[str, str]:
-    """(source, id) of a key :func:`keyed` made; ("", key) for a key without a source."""
+    """(source, id) of a key :func:`keyed` made; ("", id) for a key without a source."""
     source, separator, record_id = key.partition(KEY_SEPARATOR)
     return (source, record_id) if separator else ("", key)
+
+
+def shown_id(key: str) -> str:
+    """The id of a key as a person wrote it (without its source)."""
+    return split_key(key)[1]
 
 
 def source_of(key: str) -> str:
@@ -90,8 +116,9 @@ def key_problem(key: str) -> str:
     """Why ``key`` is no record's key (:func:`keyed`: its source breaks the
     source rule or its id the id rule), or "" when it is one."""
     source, record_id = split_key(key)
-    if keyed(source, record_id) != key:  # "/17": no source before the separator
-        return id_problem(key)
+    if keyed(source, record_id) != key:  # "/17": the key of 17 is 17
+        return f"key {key[:40]!r} names no record (an id without a source is its own key, written with a leading / " \
+               "only when it holds a /)"
     return source_problem(source) or id_problem(record_id)
 
 
@@ -122,9 +149,7 @@ def in_source(records: Iterable[Record], source: str) -> Iterator[Record]:
         NeardupError: ``source`` breaks the source rule.
     """
     checked_source(source)
-    if not source:
-        return iter(records)
-    return (Record(keyed(source, r.id), r.text) for r in records)
+    return (r if r.id == (key := keyed(source, r.id)) else Record(key, r.text, r.fields) for r in records)
 
 
 def id_key(record_id: str) -> tuple[str, int, int, str]:
@@ -149,7 +174,7 @@ def id_order(ids: Sequence[str]) -> np.ndarray:
 
 def id_problem(record_id: str) -> str:
     """Why ``record_id`` breaks the id rule, or "" when it keeps it."""
-    if not _ID.fullmatch(record_id):
+    if not _ID.fullmatch(record_id) or _DOT_SEGMENT.search(record_id):
         return f"id {record_id[:40]!r} breaks the id rule ({ID_RULE})"
     return ""
 

@@ -75,6 +75,10 @@ _BOM = "\ufeff"
 # one block, and a block's lines cost a few MB at most.
 READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
+# Between the items of a list (a JSON array, a Parquet list) made one field's value.
+LIST_SEPARATOR = "; "
+# What a table's cells may be separated by, and its name in a message.
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars (|)", ",": "commas"}
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,7 @@ class _Entry:
     id: str = ""
     text: str = ""
     reason: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 class SeenIds:
@@ -149,6 +154,8 @@ class RecordReader:
     on_bad: Callable[[BadLine], None] | None = None
     bad: list[BadLine] = field(default_factory=list)
     lines: int = 0
+    # Valid records given out so far.
+    records: int = 0
     format: str | None = None
     layout: Layout | None = None
     _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
@@ -205,7 +212,8 @@ class RecordReader:
                     if reason:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
-                    yield Record(entry.id, entry.text)
+                    self.records += 1
+                    yield Record(entry.id, entry.text, entry.fields)
         finally:
             seen.close()
             self.close()
@@ -318,9 +326,21 @@ def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
     return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
 
 
+def _one_line(value: str) -> str:
+    """A field's value on one line: line breaks to spaces, trimmed."""
+    return _LINE_BREAK.sub(" ", value).strip()
+
+
 def _joined(values: Iterable[str]) -> str:
     """Field values as one text: line breaks to spaces, empty ones left out."""
-    return " ".join(v for v in (_LINE_BREAK.sub(" ", value).strip() for value in values) if v)
+    return " ".join(v for v in map(_one_line, values) if v)
+
+
+def _fielded(names: Sequence[str], values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """A record's fields, (name, value on one line), when it has two or more."""
+    if len(names) < 2:
+        return ()
+    return tuple((name, _one_line(value)) for name, value in zip(names, values))
 
 
 class _RowTooLong(Exception):
@@ -491,7 +511,11 @@ def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
                          hint="give each column its own name")
     if not found:
         shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
-        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown})", wanted, role)
+        # A header read as one column that holds another separator: the file is separated by that.
+        separator = next((c for c in SEPARATORS if len(columns) == 1 and c in columns[0]), None)
+        said = f"; read as one column, it looks separated by {SEPARATORS[separator]}" if separator else ""
+        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown}){said}", wanted, role,
+                           separator)
     return found[0]
 
 
@@ -511,7 +535,8 @@ def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, 
     for at in (id_at, *text_at):
         if reason := field_problem("column", columns[at], cells[at]):
             return _Entry(line, row, reason=reason)
-    return _Entry(line, row, record_id, _joined(cells[at] for at in text_at))
+    values = [cells[at] for at in text_at]
+    return _Entry(line, row, record_id, _joined(values), fields=_fielded([columns[at] for at in text_at], values))
 
 
 def _kind(value: Any) -> str:
@@ -546,18 +571,30 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _
     record_id = str(record_id).strip()
     if not record_id:
         return _Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
-    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_text(v)]
+    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_field(v)]
     texts = []
     for name in names:
         found = value.get(name)
         if found is None:
+            texts.append("")
             continue
-        if not _is_text(found):
-            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text or a number")
-        texts.append(found if isinstance(found, str) else json.dumps(found))
+        if isinstance(found, list) and all(_is_text(item) or item is None for item in found):
+            found = LIST_SEPARATOR.join(_as_text(item) for item in found if item is not None)
+        elif not _is_text(found):
+            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
+        texts.append(_as_text(found))
         if reason := field_problem("field", name, texts[-1]):
             return _Entry(number, reason=reason)
-    return _Entry(number, id=record_id, text=_joined(texts))
+    return _Entry(number, id=record_id, text=_joined(texts), fields=_fielded(names, texts))
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _is_field(value: Any) -> bool:
+    """Whether a JSON value can be a field: text, a number, or a list of them."""
+    return _is_text(value) or (isinstance(value, list) and all(_is_text(item) or item is None for item in value))
 
 
 def text_record(raw: bytes) -> Record | None:
@@ -567,4 +604,4 @@ def text_record(raw: bytes) -> Record | None:
     entry = _text_entry(0, _fitting(raw, MAX_LINE_BYTES), MAX_LINE_BYTES)
     if entry.reason or record_problem(entry.id, entry.text):
         return None
-    return Record(entry.id, entry.text)
+    return Record(entry.id, entry.text, entry.fields)

@@ -21,11 +21,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+import re
 from urllib.parse import urlencode
 
 from .clusters import Cluster, certainty_of, cluster_pairs, least_certain_first, pairs_by_cluster
 from .files import reading
-from .html_report import PAIR_CSS, diff_words, esc
+from .html_report import PAIR_CSS, WHY_CSS, diff_words, esc, why_cell
 from .labels import DIFFERENT, SAME
 from .pairs import Pair, read_pairs
 from .search import Match
@@ -44,7 +45,7 @@ MAX_ROWS = 50
 LABEL_ACTION = "/labels/form"
 SIGN_IN_ACTION = "/sign-in"
 
-_CSS = PAIR_CSS + """
+_CSS = PAIR_CSS + WHY_CSS + """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
 form.search { display: flex; gap: .5em; margin: 1em 0; }
 form.search input[type=search] { flex: 1; font: inherit; padding: .4em .6em; }
@@ -179,13 +180,14 @@ def _number(value: float | None) -> str:
 def render_review(state: State = State(), matches: Sequence[Match] | None = None, *, asked: str | None = None,
                   records: int | None = None, error: str | None = None, hint: str | None = None,
                   back: str | None = None, clusters: ClusterPage | None = None,
-                  labeling: Labeling | None = None) -> str:
+                  labeling: Labeling | None = None, why: Mapping[frozenset[str], str] | None = None) -> str:
     """The page for ``state``: the search box, then ``matches`` (each text's
     words that differ from the text looked up marked; ``asked`` is the
     record's text when ``state`` names a record, and its matches get labels),
     or ``error`` and ``hint`` (and a link ``back`` to the page a form came
     from); then ``clusters``. ``records`` is how many the
-    index holds; ``labeling`` the labels shown and whether they may change."""
+    index holds; ``labeling`` the labels shown and whether they may change;
+    ``why`` each pair's explanation in brief, shown beside it."""
     text = asked if asked is not None else state.text
     title = f"record {state.id}" if state.id else state.text
     parts = [
@@ -213,9 +215,9 @@ def render_review(state: State = State(), matches: Sequence[Match] | None = None
         if back is not None:
             parts.append(f'<p><a id="back" href="{esc(back)}">Back to the page</a></p>')
     elif matches is not None:
-        parts.extend(_matches(state, text, matches, labeling if state.id else None))
+        parts.extend(_matches(state, text, matches, labeling if state.id else None, why or {}))
     if clusters is not None:
-        parts.extend(_clusters(state, clusters, labeling))
+        parts.extend(_clusters(state, clusters, labeling, why or {}))
     parts.append('<p class="small">The API: <a href="/docs">/docs</a>; labels: <a href="/labels">/labels</a>, '
                  'the pairs labeled same as gold pairs: <a href="/labels/gold">/labels/gold</a>.</p></body></html>')
     return "\n".join(parts)
@@ -233,7 +235,8 @@ def _hidden(fields: Mapping[str, str]) -> str:
     return "".join(f'<input type="hidden" name="{esc(name)}" value="{esc(value)}">' for name, value in fields.items())
 
 
-def _matches(state: State, text: str, matches: Sequence[Match], labeling: Labeling | None) -> list[str]:
+def _matches(state: State, text: str, matches: Sequence[Match], labeling: Labeling | None,
+             why: Mapping[frozenset[str], str]) -> list[str]:
     """The near duplicates of ``text``; with ``labeling``, of the record
     ``state.id``, each with its label."""
     if state.id:
@@ -243,19 +246,34 @@ def _matches(state: State, text: str, matches: Sequence[Match], labeling: Labeli
     if not matches:
         return [heading, '<p id="none">No near duplicate found.</p>']
     label_head = "<th>label</th><th></th>" if labeling is not None else ""
+    explained = any(frozenset((state.id, m.id)) in why for m in matches)
+    label_head = ("<th>why</th>" if explained else "") + label_head
     rows = [heading,
             '<p class="small">Best first. In each text, <ins>green</ins> words the record adds to the one '
             'looked up, <mark>yellow</mark> words it has in place of others, <del>red</del> words it lacks.</p>',
             '<table id="matches"><thead><tr><th>similarity</th><th>probability</th><th>id</th>'
             f"<th>text</th>{label_head}</tr></thead><tbody>"]
     for match in matches:
-        anchor = f"match-{match.id}"
+        anchor = anchor_of("match", match.id)
         label = _label_cells(state, state.id, match.id, labeling, anchor) if labeling is not None else ""
+        reason = f'<td class="why">{why_cell(why.get(frozenset((state.id, match.id))))}</td>' if explained else ""
         rows.append(f'<tr id="{esc(anchor)}"><td class="num">{_number(match.similarity)}</td>'
                     f'<td class="num">{_number(match.probability)}</td><td class="id">{esc(match.id)}</td>'
-                    f'<td class="text">{diff_words(text, match.text)}</td>{label}</tr>')
+                    f'<td class="text">{diff_words(text, match.text)}</td>{reason}{label}</tr>')
     rows.append("</tbody></table>")
     return rows
+
+
+# What an element id on the page keeps of a key as it is; any other
+# character is written "!" and its code point in hex, so every key gives
+# an id that a URL's fragment and a CSS selector carry as they are.
+_ANCHOR_SAFE = re.compile(r"[^A-Za-z0-9._:/-]")
+
+
+def anchor_of(kind: str, *keys: str) -> str:
+    """The element id of a row of ``kind`` ("pair", "match") for ``keys``
+    (joined with ``~``): ``pair-20~21``; ``match-ann!40!x.com``."""
+    return f"{kind}-" + "~".join(_ANCHOR_SAFE.sub(lambda c: f"!{ord(c.group()):x}!", key) for key in keys)
 
 
 def _label_cells(state: State, a: str, b: str, labeling: Labeling, anchor: str) -> str:
@@ -273,7 +291,8 @@ def _label_cells(state: State, a: str, b: str, labeling: Labeling, anchor: str) 
     return f"{cells}<td>{form}</td>"
 
 
-def _clusters(state: State, shown: ClusterPage, labeling: Labeling | None) -> list[str]:
+def _clusters(state: State, shown: ClusterPage, labeling: Labeling | None,
+              why: Mapping[frozenset[str], str]) -> list[str]:
     """The clusters section: the order, the page, each cluster."""
     orders = []
     for order, words in ORDERS.items():
@@ -290,7 +309,7 @@ def _clusters(state: State, shown: ClusterPage, labeling: Labeling | None) -> li
     if not shown.total:
         parts.append('<p id="no-clusters">No clusters: the pair file holds no pairs.</p>')
     parts.append(_pager(state, shown))
-    parts.extend(_cluster(state, cluster, shown, labeling) for cluster in shown.clusters)
+    parts.extend(_cluster(state, cluster, shown, labeling, why) for cluster in shown.clusters)
     if shown.pages > 1:
         parts.append(_pager(state, shown))
     parts.append("</section>")
@@ -309,12 +328,13 @@ def _pager(state: State, shown: ClusterPage) -> str:
     return f'<p class="small pager">{" · ".join([where, *links]) if where else ""}</p>'
 
 
-def _cluster(state: State, cluster: Cluster, shown: ClusterPage, labeling: Labeling | None) -> str:
+def _cluster(state: State, cluster: Cluster, shown: ClusterPage, labeling: Labeling | None,
+             why: Mapping[frozenset[str], str]) -> str:
     """One cluster: its members' texts (the words that differ from the first
     one's marked, each id a link to its near duplicates), then its pairs."""
     pairs = shown.pairs[cluster.id]
     weakest = min((getattr(p, shown.measure) for p in pairs), default=None) if shown.measure else None
-    heading = (f"Cluster {cluster.id} · {cluster.size} records"
+    heading = (f"Cluster {esc(cluster.id)} · {cluster.size} records"
                + (f" · lowest {shown.measure} {_number(weakest)}" if weakest is not None else ""))
     reference = shown.texts.get(cluster.members[0], "")
     members = []
@@ -327,21 +347,26 @@ def _cluster(state: State, cluster: Cluster, shown: ClusterPage, labeling: Label
         members.append(f'<tr{css}><td class="id"><a href="{link}">{esc(member)}</a></td>'
                        f'<td class="text">{cell}</td></tr>')
     more = cluster.size - len(members)
-    return (f'<section class="cluster" id="cluster-{cluster.id}"><h3>{heading}</h3>'
+    return (f'<section class="cluster" id="cluster-{esc(cluster.id)}"><h3>{heading}</h3>'
             f'<table class="members"><tr><th>id</th><th>text</th></tr>{"".join(members)}</table>'
             + (f'<p class="small">… and {more} more records.</p>' if more > 0 else "")
-            + _pair_rows(state, pairs, labeling) + "</section>")
+            + _pair_rows(state, pairs, labeling, why) + "</section>")
 
 
-def _pair_rows(state: State, pairs: Sequence[Pair], labeling: Labeling | None) -> str:
-    """A cluster's pairs, each with its label and the buttons that change it."""
+def _pair_rows(state: State, pairs: Sequence[Pair], labeling: Labeling | None,
+               why: Mapping[frozenset[str], str]) -> str:
+    """A cluster's pairs, each with why it has its probability, its label
+    and the buttons that change it."""
     shown = [name for name in ("similarity", "probability") if any(getattr(p, name) is not None for p in pairs)]
-    head = "".join(f"<th>{name}</th>" for name in ("pair", "distance", *shown))
+    explained = any(p.key in why for p in pairs)
+    head = "".join(f"<th>{name}</th>" for name in ("pair", "distance", *shown, *(("why",) if explained else ())))
     head += "<th>label</th><th></th>" if labeling is not None else ""
     rows = []
     for p in pairs[:MAX_ROWS]:
-        anchor = f"pair-{p.a}~{p.b}"
+        anchor = anchor_of("pair", p.a, p.b)
         cells = "".join(f'<td class="num">{_number(getattr(p, name))}</td>' for name in shown)
+        if explained:
+            cells += f'<td class="why">{why_cell(why.get(p.key))}</td>'
         label = _label_cells(state, p.a, p.b, labeling, anchor) if labeling is not None else ""
         rows.append(f'<tr id="{esc(anchor)}"><td class="id">{esc(p.a)} – {esc(p.b)}</td>'
                     f'<td class="num">{p.distance}</td>{cells}{label}</tr>')

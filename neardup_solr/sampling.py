@@ -22,10 +22,13 @@ from typing import BinaryIO
 import numpy as np
 
 from .bands import SIGNATURE_VALUES, Choice, agreements, choose
-from .documents import DocumentBuilder
+from .documents import DocumentBuilder, record_of
+from .fields import FieldProfile, profile
 from .record import MAX_LINE_BYTES, Record
 from .records import RecordReader, text_record
 from .repair import repair
+from .schema import ID, RANK, RECORD_FIELDS, TEXT
+from .solr import Solr
 from .sources import GZIP_MAGIC, RecordFile
 from .state import IndexSettings
 
@@ -125,3 +128,46 @@ def choose_banding(records: Sampled, lsh_shingles: str = "chars", total: int | N
     """
     drawn = sample(records)
     return choose(agreements_of([r.text for r in drawn.records], lsh_shingles), total or drawn.total)
+
+
+def field_profiles(records: Sequence[Record]) -> tuple[FieldProfile, ...]:
+    """The profiles of sampled ``records``' fields (``fields.profile``),
+    named in the order they first appear; none when a record has fewer
+    than two fields (it is compared as one text, and so are all)."""
+    if not records or any(len(r.fields) < 2 for r in records):
+        return ()
+    names = list(dict.fromkeys(name for r in records for name, _ in r.fields))
+    return profile(names, (dict(r.fields) for r in records))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an index is built with, read off one sample of its records: the
+    LSH banding (``None`` when it was given) and the fields' profiles."""
+
+    choice: Choice | None
+    fields: tuple[FieldProfile, ...]
+
+
+def choose_plan(records: Sampled, lsh_shingles: str = "chars", total: int | None = None,
+                banding: bool = True) -> Plan:
+    """The banding (:func:`choose_banding`, unless ``banding`` is false) and
+    the fields' profiles (:func:`field_profiles`) for data like ``records``,
+    from one sample of them.
+
+    Costs the sample, a comparison of every pair of it when the banding is
+    chosen (about a second), and a cleaning of its fields' values.
+    """
+    drawn = sample(records)
+    choice = choose(agreements_of([r.text for r in drawn.records], lsh_shingles), total or drawn.total) \
+        if banding else None
+    return Plan(choice, field_profiles(drawn.records))
+
+
+def index_sample(solr: Solr, size: int = SAMPLE_RECORDS) -> list[Record]:
+    """The ``size`` records of ``solr``'s index with the smallest ``rank`` (a
+    hash of their key): a sample drawn at random that depends only on which
+    records the index holds, not on the order they were indexed in. One
+    request."""
+    docs = solr.search("*:*", fl=f"{ID},{TEXT},{RECORD_FIELDS}", sort=f"{RANK} asc,{ID} asc", rows=size).docs
+    return [record_of(doc) for doc in docs]

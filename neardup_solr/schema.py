@@ -1,6 +1,6 @@
 """The Solr document's fields, by name: the one place the code spells them.
 
-``solr_config/conf/schema.xml`` declares the same fields; the two change
+``solr_config/conf/schema.xml`` (in the package) declares the same fields; the two change
 together. Every value is computed here and stored as exact terms (Solr does
 no analysis), so a field's name says what its terms are.
 """
@@ -25,6 +25,17 @@ MINHASH_VALUES = "minhash_values"
 TOKENS = "tokens"
 # LSH band keys: 16 hex digits, the first two the band number (the default mode).
 BAND_KEYS = "content_lsh"
+# A record's fields (a table's columns) as read: a JSON object, name -> value.
+RECORD_FIELDS = "fields"
+# Each field's normal form and its key form (``keys.py``) as terms
+# ``<field number>:<form>`` and ``<field number>k:<form>``: their document
+# frequencies weigh an agreement, and online queries find candidates by them.
+FIELD_VALUES = "field_values"
+# A number from the record's key, the same wherever and whenever it is
+# indexed: the records with the smallest are a sample that does not depend
+# on the order records came in.
+RANK = "rank"
 
 # Every field a document carries, in the order the schema declares them.
-FIELDS = (ID, TEXT, MD5, FIRST_WORD, WORD_COUNT, WORD_SHINGLES, MINHASH_VALUES, TOKENS, BAND_KEYS)
+FIELDS = (ID, TEXT, MD5, FIRST_WORD, WORD_COUNT, WORD_SHINGLES, MINHASH_VALUES, TOKENS, BAND_KEYS, RECORD_FIELDS,
+          FIELD_VALUES, RANK)

@@ -13,8 +13,9 @@ requests.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,13 @@ from .verify import SimilarityCheck
 
 @dataclass(frozen=True)
 class Match:
+    """A record found like the one asked: its id and text, its similarity
+    (records of one text; ``None`` for records of fields, whose fields'
+    levels are the evidence), its distance (words, or fields, that differ)
+    and its match probability (``None`` before any report's model)."""
+
     id: str
-    similarity: float
+    similarity: float | None
     distance: int
     text: str
     probability: float | None = None
@@ -94,25 +100,35 @@ class OnlineSearch:
         found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.per_record, within)
         if not found:
             return []
-        tokens = [repaired_tokens(repaired), *(repaired_tokens(repair(other[TEXT])) for other in found)]
-        weights = self.weights({w for words in tokens for w in words})
-        mine, *theirs = (weights.vector(words) for words in tokens)
-        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
-        scores = np.array([check.score(mine, vector) for vector in theirs])
-        mine_numbers = numbers(mine)
-        levels = np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs])
+        scores, levels = self.similarities(text, [other[TEXT] for other in found])
         if self.model is None:
             probabilities = [None] * len(found)
             kept = keeps_by_similarity(scores, self.cut)
         else:
             probabilities = self.model.probabilities(scores, levels)
             kept = self.model.keeps(scores, levels, self.cut)
-        matches = []
-        for other, score, probability, keep in zip(found, scores.tolist(), probabilities, kept.tolist()):
-            if keep:
-                pair = check.pair("", text, other[ID], other[TEXT], score, None)
-                matches.append(Match(other[ID], score, pair.distance, other[TEXT], probability))
+        matches = [self.match(text, other, score, probability)
+                   for other, score, probability, keep in zip(found, scores.tolist(), probabilities, kept.tolist())
+                   if keep]
         return sorted(matches, key=lambda m: (-m.similarity, id_key(m.id)))
+
+    def similarities(self, text: str, others: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The soft weighted cosine of ``text`` with each of ``others``, and
+        the level of their numbers' agreement (``similarity.py``). Costs the
+        request for the frequencies of words not seen in the last minute."""
+        tokens = [repaired_tokens(repair(text)), *(repaired_tokens(repair(other)) for other in others)]
+        weights = self.weights({w for words in tokens for w in words})
+        mine, *theirs = (weights.vector(words) for words in tokens)
+        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
+        scores = np.array([check.score(mine, vector) for vector in theirs])
+        mine_numbers = numbers(mine)
+        return scores, np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs], np.int64)
+
+    @staticmethod
+    def match(text: str, other: Mapping[str, Any], similarity: float, probability: float | None) -> Match:
+        """``other`` (a Solr document) as a match of ``text``, with their word edit distance."""
+        pair = SimilarityCheck.pair("", text, other[ID], other[TEXT], similarity, None)
+        return Match(other[ID], similarity, pair.distance, other[TEXT], probability)
 
     def pairs_with(self, records: Iterable[Record], progress: Progress | None = None) -> list[Pair]:
         """The pairs each of ``records`` (indexed already) makes with
@@ -120,11 +136,20 @@ class OnlineSearch:
         found. Costs one :meth:`find` per record; memory holds the pairs.
         ``progress`` is told of the step "finding their duplicates" (one
         unit a record)."""
-        found: dict[frozenset[str], Pair] = {}
-        tick = Tally(progress, "finding their duplicates", len(records) if isinstance(records, Sized) else None)
-        for record in records:
-            for match in self.find(record.text, exclude=record.id):
-                pair = ordered(record.id, match.id, match.distance, match.similarity, match.probability)
-                found.setdefault(pair.key, pair)
-            tick(1)
-        return list(found.values())
+        return pairs_with(lambda record: self.find(record.text, exclude=record.id), records, progress)
+
+
+def pairs_with(find: Callable[[Record], list[Match]], records: Iterable[Record],
+               progress: Progress | None = None) -> list[Pair]:
+    """The pairs each of ``records`` makes with its matches (``find``, a
+    record's matches, itself left out), each pair once, smaller id first,
+    in the order found; ``progress`` is told of the step "finding their
+    duplicates" (one unit a record)."""
+    found: dict[frozenset[str], Pair] = {}
+    tick = Tally(progress, "finding their duplicates", len(records) if isinstance(records, Sized) else None)
+    for record in records:
+        for match in find(record):
+            pair = ordered(record.id, match.id, match.distance, match.similarity, match.probability)
+            found.setdefault(pair.key, pair)
+        tick(1)
+    return list(found.values())

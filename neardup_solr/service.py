@@ -126,7 +126,7 @@ MAX_FORM_BODY = 4 * 1024 * 1024
 PAGE_COOKIE = "neardup_review"
 PAGE_KEY_PURPOSE = b"neardup review page forms"
 # Where a label's redirect may return on the page: an element id the page gives a row.
-ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:/~-]{1,300}")
+ANCHOR = re.compile(r"(?:pair|match)-[A-Za-z0-9._:/~!-]{1,1600}")
 LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
 RECORDS_HINT = '{"id": ..., "text": ...} or a list of them'
 
@@ -142,7 +142,7 @@ class ServiceError(Exception):
 
 class Duplicate(BaseModel):
     id: str
-    similarity: float
+    similarity: float | None = None  # None for records of fields, compared field by field
     probability: float | None = None
     distance: int
     text: str
@@ -155,6 +155,8 @@ class RecordDuplicates(BaseModel):
 
 class Added(BaseModel):
     added: int
+    # The posted ids that were indexed already: their new text replaced the old.
+    replaced: list[str] = []
     records: list[RecordDuplicates]
 
 
@@ -249,7 +251,7 @@ def read_token(text: str, source: str) -> str:
 
 
 def _match(match: Match) -> dict[str, Any]:
-    return {"id": match.id, "similarity": round(match.similarity, 4),
+    return {"id": match.id, "similarity": None if match.similarity is None else round(match.similarity, 4),
             "probability": None if match.probability is None else round(match.probability, 4),
             "distance": match.distance, "text": match.text}
 
@@ -654,12 +656,14 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     records = list(in_source(given, source))
     ensure_built(service)
     writer = service.writer()
-    added = writer.add(given, source=source)
-    answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r.text, exclude=r.id, source=against,
-                                                                           limit=limit)]}
+    # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
+    indexed = writer.texts([r.id for r in records])
+    added = writer.add(given, source=source, replan=False)
+    answers = [{"id": r.id, "duplicates": [_match(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
+                                                                           source=against, limit=limit)]}
                for r in records]
     service.reader = writer
-    return {"added": added, "records": answers}
+    return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
 
 @record_routes.get("/duplicates", response_model=Found, responses=FAILURES)
@@ -686,9 +690,10 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
     """The near duplicates of an indexed record, best first."""
     _checked_sources(against)
     reader = service.current()
-    text = _text(reader, record_id)
-    matches = reader.query(text, exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
-    return {"query": {"id": record_id, "text": text}, "matches": [_match(m) for m in matches]}
+    record = _record(reader, record_id)
+    matches = reader.query(record if record.fields and cut is None and threshold is None else record.text,
+                           exclude=record_id, source=against, cut=cut, threshold=threshold, limit=limit)
+    return {"query": {"id": record_id, "text": record.text}, "matches": [_match(m) for m in matches]}
 
 
 @record_routes.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
@@ -801,13 +806,41 @@ def _looked_up(nd: NearDuplicates, state: State, limit: int) -> dict[str, Any]:
     duplicates of the record ``state.id`` or of the text ``state.text``."""
     shown: dict[str, Any] = {"records": nd.solr.count()}
     if state.id:
-        shown["asked"] = _text(nd, state.id)
-        shown["matches"] = nd.query(shown["asked"], exclude=state.id, limit=limit)
+        record = _record(nd, state.id)
+        shown["asked"] = record.text
+        shown["matches"] = nd.query(record if record.fields else record.text, exclude=state.id, limit=limit)
     elif state.text.strip():
         if is_blank(state.text):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         shown["matches"] = nd.query(state.text, limit=limit)
     return shown
+
+
+# Pairs the page explains at most: each costs Solr two or three requests.
+MAX_EXPLAINED = 100
+
+
+def _why(nd: NearDuplicates, state: State, shown: dict[str, Any]) -> dict[frozenset[str], str]:
+    """Why each pair the page shows has its probability, in brief (a
+    record's matches, and the clusters' pairs: the pair file's own
+    explanations where it has them), at most ``MAX_EXPLAINED`` asked of Solr."""
+    wanted: list[tuple[str, str]] = [(state.id, m.id) for m in shown.get("matches") or () if state.id]
+    why: dict[frozenset[str], str] = {}
+    page = shown.get("clusters")
+    for pairs in (page.pairs.values() if page is not None else ()):
+        for pair in pairs:
+            if pair.explanation:
+                why[pair.key] = pair.explanation
+            elif pair.probability is not None:
+                wanted.append((pair.a, pair.b))
+    for a, b in wanted[:MAX_EXPLAINED]:
+        try:
+            found = nd.explain(a, b)
+        except NeardupError:
+            continue  # a record gone from the index: its pair is shown without
+        if found.probability is not None:
+            why[frozenset((a, b))] = found.brief()
+    return why
 
 
 def _signed_in(request: Request, token: str | None) -> bool:
@@ -844,6 +877,8 @@ def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, 
             failures.append(err)
     if failures:
         shown.update(error=failures[0].message, hint=failures[0].hint)
+    else:
+        shown["why"] = _why(service.reader, state, shown)  # the reader current() just checked
     writable = _signed_in(request, service.token)
     labeling = None if service.labels is None else Labeling(service.labels.labels(), writable=writable,
                                                              sign_in=not writable)
@@ -901,8 +936,13 @@ def _status(err: NeardupError) -> int:
 
 def _text(nd: NearDuplicates, record_id: str) -> str:
     """The indexed text of ``record_id``; no such record is a 404."""
+    return _record(nd, record_id).text
+
+
+def _record(nd: NearDuplicates, record_id: str) -> Record:
+    """The indexed record ``record_id``; no such record is a 404."""
     try:
-        return nd.text(record_id)
+        return nd.record(record_id)
     except (SolrUnavailable, SolrFailure):
         raise
     except NeardupError as err:

@@ -311,6 +311,11 @@ class Solr:
     def count(self, q: str = "*:*") -> int:
         return self.search(q, rows=0).hits
 
+    def count_starting(self, field: str, start: str) -> int:
+        """How many documents hold a value of ``field`` starting with
+        ``start`` (the prefix parser reads it raw: nothing to escape)."""
+        return self.search(f"{{!prefix f={field} v=$starting}}", rows=0, starting=start).hits
+
     def iter_docs(self, fields: Sequence[str], q: str = "*:*", batch: int = READ_BATCH) -> Iterator[dict[str, Any]]:
         """Every matching document, in id order, with a cursor (no deep paging)."""
         cursor = "*"

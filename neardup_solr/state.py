@@ -5,7 +5,7 @@ records, so every later run, query and service process agrees with the run
 that built the index:
 
 - ``neardup.minhash_values``, ``neardup.bands``, ``neardup.band_rows``,
-  ``neardup.lsh_shingles``, ``neardup.reference``: the
+  ``neardup.lsh_shingles``, ``neardup.reference``, ``neardup.fields``: the
   :class:`IndexSettings`, written when all records of a new index are
   committed (so an index holding them was built: :func:`built_settings`);
 - ``neardup.model``: the match model the last report fitted, as JSON
@@ -27,10 +27,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
 from .bands import Banding
+from .fieldmodel import FieldModel
+from .fields import FieldProfile
+from .keys import Key
 from .model import MatchModel
 from .solr import Solr
 
@@ -56,7 +60,11 @@ class IndexSettings:
     pairs of 0.05 with 0.005 (see ``neardup tune``). ``reference=False``
     leaves out the reference workflow's fields (first word, word count, word
     shingles and their MinHash), for large collections that need only the
-    default mode.
+    default mode. ``fields``: the profiles of the records' fields
+    (``fields.py``), read off a sample when the records have two or more
+    fields each (a table's columns); empty for records of one text, which
+    are compared as texts. ``chosen``: whether the banding was chosen from
+    the records (else it was given, and stays as given).
     """
 
     minhash_values: int = 20
@@ -64,6 +72,8 @@ class IndexSettings:
     band_rows: int = 3
     lsh_shingles: str = "chars"
     reference: bool = True
+    fields: tuple[FieldProfile, ...] = ()
+    chosen: bool = True
 
     def __post_init__(self) -> None:
         if self.lsh_shingles not in LSH_SHINGLES:
@@ -73,8 +83,20 @@ class IndexSettings:
     def banding(self) -> Banding:
         return Banding(self.bands, self.band_rows)
 
+    @property
+    def fielded(self) -> bool:
+        """Whether records are compared field by field (two or more fields)."""
+        return len(self.fields) >= 2
+
+    def stored(self) -> dict[str, str]:
+        """The user properties that keep these settings."""
+        kept = {PREFIX + f.name: str(getattr(self, f.name)) for f in dataclass_fields(self) if f.name != "fields"}
+        kept[PREFIX + "fields"] = json.dumps([p.to_dict() for p in self.fields], separators=(",", ":"))
+        return kept
+
     def save(self, solr: Solr) -> None:
-        solr.set_user_properties({PREFIX + k: str(v) for k, v in asdict(self).items()})
+        """Keep these settings, under a new generation (a reader reloads them)."""
+        solr.set_user_properties({**self.stored(), GENERATION_PROPERTY: new_generation()})
 
     @classmethod
     def load(cls, solr: Solr) -> IndexSettings:
@@ -90,8 +112,11 @@ class IndexSettings:
         for old, new in (("rows", "band_rows"), ("signatures", "minhash_values")):
             if PREFIX + old in stored:
                 stored.setdefault(PREFIX + new, stored[PREFIX + old])
-        defaults = asdict(cls())
-        return cls(**{k: _parse(stored[PREFIX + k], v) for k, v in defaults.items() if PREFIX + k in stored})
+        defaults = {f.name: getattr(cls(), f.name) for f in dataclass_fields(cls) if f.name != "fields"}
+        found = {k: _parse(stored[PREFIX + k], v) for k, v in defaults.items() if PREFIX + k in stored}
+        if stored.get(PREFIX + "fields"):
+            found["fields"] = tuple(FieldProfile.from_dict(p) for p in json.loads(stored[PREFIX + "fields"]))
+        return cls(**found)
 
 
 # Kept by every build (``IndexSettings.save``), and by nothing else.
@@ -140,7 +165,7 @@ def save_built(solr: Solr, settings: IndexSettings, build: str) -> None:
     """Keep what a new build is with its records: its settings, its build
     ``build``, a new generation, no model yet and no replacement marked
     (one request, and one reload of the core)."""
-    solr.set_user_properties({**{PREFIX + k: str(v) for k, v in asdict(settings).items()},
+    solr.set_user_properties({**settings.stored(),
                               BUILD_PROPERTY: build, GENERATION_PROPERTY: new_generation(),
                               REPLACING_PROPERTY: "", MODEL_PROPERTY: ""})
 
@@ -151,21 +176,51 @@ def mark_replacing(solr: Solr, building: str) -> None:
     solr.set_user_properties({REPLACING_PROPERTY: building})
 
 
-def save_model(solr: Solr, model: MatchModel | None) -> None:
+def save_model(solr: Solr, model: MatchModel | FieldModel | None, keys: Sequence[Key] = ()) -> None:
     """Keep the match model with the index, for online queries (``None``
     forgets it: the records it was fitted to are gone), under a new
-    generation."""
-    stored = "" if model is None else json.dumps(model.to_dict(), separators=(",", ":"))
+    generation; a model of field records with the ``keys`` that made its
+    candidates."""
+    if model is None:
+        stored = ""
+    elif isinstance(model, FieldModel):
+        stored = json.dumps({"fields": model.to_dict(), "keys": [list(k.fields) for k in keys]}, separators=(",", ":"))
+    else:
+        stored = json.dumps(model.to_dict(), separators=(",", ":"))
     solr.set_user_properties({MODEL_PROPERTY: stored, GENERATION_PROPERTY: new_generation()})
 
 
-def load_model(solr: Solr) -> MatchModel | None:
-    """The match model the last report kept with the index, if any (a model
-    of another version's shape counts as none)."""
+def _stored_model(solr: Solr) -> dict | None:
     stored = solr.user_properties().get(MODEL_PROPERTY)
     if not stored:
         return None
     try:
-        return MatchModel.from_dict(json.loads(stored))
+        found = json.loads(stored)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def load_model(solr: Solr) -> MatchModel | None:
+    """The match model of texts the last report kept with the index, if any
+    (a model of another version's shape, or of field records, counts as
+    none)."""
+    stored = _stored_model(solr)
+    if stored is None or "fields" in stored:
+        return None
+    try:
+        return MatchModel.from_dict(stored)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def load_field_model(solr: Solr) -> tuple[FieldModel, list[Key]] | None:
+    """The model of field records the last report kept with the index, and
+    the keys that made its candidates; ``None`` when there is none."""
+    stored = _stored_model(solr)
+    if stored is None or "fields" not in stored:
+        return None
+    try:
+        return FieldModel.from_dict(stored["fields"]), [Key(tuple(int(f) for f in k)) for k in stored["keys"]]
     except (ValueError, KeyError, TypeError):
         return None

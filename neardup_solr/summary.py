@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .fieldmodel import FieldModel
 from .files import atomic_output
 from .model import MatchModel
 
-__all__ = ["Estimates", "ReportSummary", "summary_path"]
+__all__ = ["Estimates", "FieldSummary", "ReportSummary", "summary_path"]
 
 
 def summary_path(pairs_path: Path | str) -> Path:
@@ -48,6 +49,31 @@ class Estimates:
 
 
 @dataclass(frozen=True)
+class FieldSummary:
+    """What a report of field records (``linkage.py``) says beside the
+    estimates: the keys that made candidates with the LSH bands, the share
+    of true pairs estimated to be missed by all of them, how many random
+    pairs measured chance agreement, whether the model told matches from
+    non-matches at all (``separated``), and the fitted model."""
+
+    keys: tuple[str, ...]
+    missed: float
+    random_pairs: int
+    separated: bool
+    model: FieldModel
+
+    def to_dict(self) -> dict:
+        return {"keys": list(self.keys), "missed": self.missed, "random_pairs": self.random_pairs,
+                "separated": self.separated, "model": self.model.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FieldSummary:
+        return cls(keys=tuple(str(k) for k in data["keys"]), missed=float(data["missed"]),
+                   random_pairs=int(data["random_pairs"]), separated=_flag(data["separated"]),
+                   model=FieldModel.from_dict(data["model"]))
+
+
+@dataclass(frozen=True)
 class ReportSummary:
     """A report's summary (``PAIRS.model.json``).
 
@@ -55,7 +81,9 @@ class ReportSummary:
     replaced the model's ``model_cut``); ``None`` where no bin reaches a
     match probability of 1/2. ``level_cuts`` holds each level of number
     agreement's cut, in the model's order; ``estimated`` is ``None`` when
-    the model was not fitted (too few candidates).
+    the model was not fitted (too few candidates). A report of field
+    records has no similarity cut and no ``model`` of similarities: its
+    ``fields`` says what it did instead.
     """
 
     cut: float | None
@@ -67,7 +95,8 @@ class ReportSummary:
     labeled_different: int
     fitted: bool
     estimated: Estimates | None
-    model: MatchModel
+    model: MatchModel | None
+    fields: FieldSummary | None = None
 
     @classmethod
     def of(cls, model: MatchModel, cut: float, forced: bool, proposed: float = 1.0) -> ReportSummary:
@@ -90,9 +119,27 @@ class ReportSummary:
                    labeled_different=int(np.sum(model.different)), fitted=model.fitted, estimated=estimated,
                    model=model)
 
+    @classmethod
+    def of_fields(cls, fields: FieldSummary, *, candidates: int, true_pairs: float, pairs: int, precision: float,
+                  recall: float, labeled_same: int = 0, labeled_different: int = 0) -> ReportSummary:
+        """What a report of field records says: its estimates, and ``fields``."""
+        return cls(cut=None, model_cut=None, forced=False, level_cuts=(), candidates=candidates,
+                   labeled_same=labeled_same, labeled_different=labeled_different, fitted=True,
+                   estimated=Estimates(true_pairs=true_pairs, pairs=pairs, precision=precision, recall=recall,
+                                       proposed=1.0 - fields.missed), model=None, fields=fields)
+
+    @property
+    def told(self) -> bool:
+        """Whether the model told matches from non-matches, so its estimates
+        hold: a field model that separated two classes, or a model of
+        texts that found a class of matches beside copies."""
+        if self.fields is not None:
+            return self.fields.separated
+        return self.model is None or not self.model.only_copies
+
     def to_dict(self) -> dict:
         """The file's JSON object, its keys in the order they have always had."""
-        return {
+        found = {
             "cut": self.cut,
             "model_cut": self.model_cut,
             "forced": self.forced,
@@ -101,8 +148,11 @@ class ReportSummary:
             "labeled": {"same": self.labeled_same, "different": self.labeled_different},
             "fitted": self.fitted,
             "estimated": None if self.estimated is None else asdict(self.estimated),
-            "model": self.model.to_dict(),
+            "model": None if self.model is None else self.model.to_dict(),
         }
+        if self.fields is not None:
+            found["fields"] = self.fields.to_dict()
+        return found
 
     @classmethod
     def from_dict(cls, data: dict) -> ReportSummary:
@@ -124,7 +174,8 @@ class ReportSummary:
                 true_pairs=float(estimated["true_pairs"]), pairs=float(estimated["pairs"]),
                 precision=float(estimated["precision"]), recall=float(estimated["recall"]),
                 proposed=float(estimated.get("proposed", 1.0))),
-            model=MatchModel.from_dict(data["model"]))
+            model=None if data["model"] is None else MatchModel.from_dict(data["model"]),
+            fields=FieldSummary.from_dict(data["fields"]) if data.get("fields") else None)
 
     def write(self, path: Path | str) -> None:
         """Write the summary to ``path`` (:func:`summary_path` of the pairs),

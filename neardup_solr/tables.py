@@ -16,8 +16,9 @@ naming the extra that installs it.
   numbers as digits (``42``, also from a pandas float column that holds
   whole numbers and a missing value), other floats shortest-exact
   (``2.5``, ``1e+20``), booleans ``true``/``false``, dates ``2024-01-31``,
-  timestamps ``2024-01-31 12:00:05.000000``; a null is an empty cell.
-  Lists, structs and binary columns have no text form. Tables are
+  timestamps ``2024-01-31 12:00:05.000000``; a null is an empty cell;
+  a list's items are joined with ``; `` (as a JSON array's are). Structs
+  and binary columns have no text form. Tables are
   converted a batch of :data:`BATCH_ROWS` rows at a time: pandas and
   polars through pyarrow (a pandas frame a slice at a time), so every
   kind of table gives the same texts.
@@ -44,7 +45,7 @@ from .extras import require
 from .files import atomic_output
 from .outputs import Table, pair_table, rounded
 from .record import MAX_LINE_BYTES, Record, field_problem, record_problem
-from .records import _Entry, table_entry, table_layout
+from .records import LIST_SEPARATOR, _Entry, table_entry, table_layout
 from .sources import Layout, RecordFile, cannot_read
 
 # Rows converted at a time: about 1 MB of text for records of 100
@@ -55,8 +56,8 @@ BATCH_ROWS = 8192
 # Types of the output columns whose type is known, so an empty table has them too.
 _COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
                  "text_a": "string", "text_b": "string", "distance": "int64",
-                 "similarity": "float64", "probability": "float64", "cluster_id": "int64", "size": "int64",
-                 "id": "string", "text": "string"}
+                 "similarity": "float64", "probability": "float64", "cluster_id": "string", "size": "int64",
+                 "id": "string", "text": "string", "source": "string", "explanation": "string"}
 
 
 def library_of(table: Any) -> str | None:
@@ -80,6 +81,8 @@ def _textual(kind: Any) -> bool:
     types = pa.types
     if types.is_dictionary(kind):
         return _textual(kind.value_type)
+    if types.is_list(kind) or types.is_large_list(kind) or getattr(types, "is_list_view", bool)(kind):
+        return _textual(kind.value_type)
     return (types.is_string(kind) or types.is_large_string(kind) or types.is_integer(kind)
             or types.is_floating(kind) or types.is_decimal(kind) or types.is_boolean(kind) or types.is_date(kind)
             or types.is_timestamp(kind) or types.is_time(kind) or types.is_null(kind)
@@ -98,6 +101,13 @@ def _texts(column: Any) -> list[str | None]:
     types = pa.types
     if types.is_dictionary(column.type):
         column = column.dictionary_decode()
+    if types.is_list(column.type) or types.is_large_list(column.type):
+        # A list's items joined into one value, as a JSON array's are.
+        items = _texts(column.flatten()) if len(column) else []
+        offsets = column.offsets.to_pylist()
+        valid = column.is_valid().to_pylist()
+        return [LIST_SEPARATOR.join(v for v in items[offsets[i] - offsets[0]:offsets[i + 1] - offsets[0]] if v is not None)
+                if valid[i] else None for i in range(len(column))]
     if not (types.is_string(column.type) or types.is_large_string(column.type)
             or getattr(types, "is_string_view", bool)(column.type)):
         column = column.cast(pa.string())
@@ -356,7 +366,7 @@ def _table_rows(table: Any, library: str, columns: _Columns) -> Iterator[Record]
             if reason := entry.reason or record_problem(entry.id, entry.text):
                 raise InputError(f"row {entry.row} of the {library} table: {reason}",
                                  hint="fix the row, or leave it out of the table")
-            yield Record(entry.id, entry.text)
+            yield Record(entry.id, entry.text, entry.fields)
     except pa.ArrowException as err:
         raise _unconvertible(library, err) from None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from neardup_solr import local_solr
+from neardup_solr import datasets, local_solr
 from neardup_solr.solr import Solr
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,7 +148,7 @@ def create_core(node: local_solr.Node) -> Solr:
     """A core with a configset of its own: index settings and the match
     model live in the configset's overlay, which cores sharing one would share."""
     name = f"t{os.getpid()}_{next(_cores)}"
-    shutil.copytree(ROOT / "solr_config" / "conf", _homes[node.port] / "configsets" / name / "conf")
+    shutil.copytree(local_solr.CONFIGSET, _homes[node.port] / "configsets" / name / "conf")
     answer = requests.get(f"{node.base_url}/admin/cores", params={"action": "CREATE", "name": name, "configSet": name})
     assert answer.status_code == 200, answer.text
     return Solr(f"{node.base_url}/{name}")
@@ -184,24 +184,21 @@ def write_records(path: Path, lines: list[str]) -> Path:
 
 
 @pytest.fixture(scope="session")
-def restaurants_dir() -> Path:
-    """The reference copy of the restaurant data, kept beside the checkout
-    (or named by NEARDUP_RESTAURANTS)."""
-    folder = Path(os.environ.get("NEARDUP_RESTAURANTS", ROOT.parent / "shared" / "data" / "restaurants"))
-    missing = [n for n in ("fodors.txt", "zagats.txt", "gold_pairs.tsv") if not (folder / n).is_file()]
-    if missing:
-        pytest.fail(f"restaurant data missing in {folder}: {', '.join(missing)} (set NEARDUP_RESTAURANTS)")
-    return folder
+def restaurants_dir(tmp_path_factory) -> Path:
+    """The restaurant data the demo uses: the py_entitymatching 0.4.2 copy,
+    fetched from the package index and checked by SHA-256 (kept in the
+    cache folder between runs), written out as `neardup datasets
+    restaurants` writes it: addresses.txt, gold_pairs.tsv, fodors.csv,
+    zagats.csv, gold_links.tsv."""
+    out = tmp_path_factory.mktemp("restaurants")
+    datasets.fetch_restaurants(out, cache=local_solr.cache_dir() / "datasets")
+    return out
 
 
 @pytest.fixture(scope="session")
-def restaurant_records(restaurants_dir, tmp_path_factory) -> Path:
-    """The restaurant records as `ID TEXT` lines, prepared once per run."""
-    out = tmp_path_factory.mktemp("prepared") / "addresses.txt"
-    done = run_cli("prepare-restaurants", "--fodors", str(restaurants_dir / "fodors.txt"),
-                   "--zagats", str(restaurants_dir / "zagats.txt"), "-o", str(out))
-    assert done.returncode == 0, done.stderr
-    return out
+def restaurant_records(restaurants_dir) -> Path:
+    """The restaurant records as `ID TEXT` lines (864, the copy's own ids)."""
+    return restaurants_dir / "addresses.txt"
 
 
 def chromium_path() -> str:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pydoc
 import random
 import re
+import subprocess
 import sys
 import threading
 
 import pytest
 
 import neardup_solr
-from conftest import ROOT
+from conftest import ROOT, child_env
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
 from neardup_solr.state import load_model
 from neardup_solr.records import RecordReader
@@ -46,7 +47,7 @@ def test_the_readme_example_runs_as_written(core, capsys):
     assert [line.split()[:2] for line in lines[:2]] == [["1", "2"], ["3", "4"]]
     assert [line.split()[0] for line in lines[2:4]] == ["1", "2"]
     assert lines[4].startswith("[Pair(a='5', b='6', distance=0")
-    assert lines[5].count("Cluster(") == 3
+    assert lines[5] == "Clusters(3 clusters of 6 records, the largest of 2)"
     # The example ends by deleting the record it added.
     assert sorted(core.texts(["5", "6"])) == ["5"]
 
@@ -187,3 +188,46 @@ def test_an_id_given_twice_keeps_its_last_text_and_counts_once(core):
     assert nd.add(again, batch_size=1) == 4 and core.count() == 7
     assert nd.texts(["7", "8"]) == {"7": "Campanile 624 S. La Brea Ave.", "8": "Chinois on Main 2709 Main St."}
     assert nd.index(again * 3, bands=42, band_rows=3, batch_size=2) == 4 == core.count()
+
+
+NOTEBOOK = """
+import logging, warnings
+from neardup_solr import NearDuplicates
+nd = NearDuplicates(URL)
+nd.index(RECORDS, bands=42, band_rows=3, progress=True)
+pairs = nd.pairs()
+print(repr(pairs), repr(nd) == f"NearDuplicates({URL!r})")
+print(repr(nd.clusters()))
+print(repr(nd.query("Arts Deli 12224 Ventura Blvd Studio City")))
+print(pairs.to_pandas().shape, nd.clusters(singletons=True).membership().to_pandas().shape,
+      nd.query("Arts Deli 12224 Ventura Blvd Studio City").to_pandas().columns.tolist())
+print(len(repr(pairs)), pairs._repr_html_().count("<tr>"))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    nd.pairs(max_bucket=1)
+print([type(w.message).__name__ for w in caught][:1], str(caught[0].message).split()[0])
+logging.basicConfig(level=logging.INFO, format="log %(name)s %(message)s")
+nd.pairs()
+"""
+
+
+def test_a_notebook_session_sees_short_reprs_tables_bars_warnings_and_logs(core):
+    """As in a notebook (a plain Python here): each result a line, a small
+    table, a DataFrame; progress=True draws a bar; what was skipped is a
+    warning; the library logs only when logging is configured."""
+    code = f"URL = {core.url!r}\nRECORDS = {RECORDS!r}\n" + NOTEBOOK
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=child_env())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # Five records are too few to fit a model: the fixed cut, and no estimates.
+    assert lines[0] == "Pairs(2 pairs, cut 0.70) True"
+    assert lines[1] == "Clusters(2 clusters of 4 records, the largest of 2)"
+    assert re.fullmatch(r"Matches\(2 matches, the best [12] at similarity \d\.\d\d\)", lines[2]), lines[2]
+    assert lines[3] == "(2, 4) (5, 2) ['similarity', 'distance', 'id', 'text']"
+    assert int(lines[4].split()[0]) < 100 and lines[4].split()[1] == "3"  # a header row and the two pairs
+    assert lines[5] == "['NeardupWarning'] skipped"
+    # The bar went to standard error; the log records only after logging was configured.
+    assert "indexing: 5it" in done.stderr  # a count: how many records a list holds is not asked
+    logged = [line for line in done.stderr.splitlines() if line.startswith("log neardup_solr")]
+    assert len(logged) == 1 and logged[0].startswith("log neardup_solr Pairs(2 pairs")

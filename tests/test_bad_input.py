@@ -15,8 +15,8 @@ LINES: list[tuple[bytes, str | None]] = [
     (b" Hotel Bel-Air 701 Stone Canyon Rd.", "no id: the line starts with white space"),
     (b"2 Caf\xc3\xa9 Zo\xc3\xab 5 Rue de la Paix", None),
     (b"5", "id '5' has no text"),
-    (b"?x Bad id", None),  # reason filled in below: the id rule
-    (b"ab/cd Slash in id", None),
+    (b"a,b Bad id", None),  # reason filled in below: the id rule (a comma)
+    (b"ab/../cd Dot segment in id", None),
     (b"x" * 129 + b" Id too long", None),
     (b"3\tTab separated record", None),
     (b"1 Second record with id 1", "duplicate id '1', first seen on line 1"),
@@ -32,7 +32,7 @@ LINES: list[tuple[bytes, str | None]] = [
     ("14 \u6771\u4eac\u3000\u30bf\u30ef\u30fc".encode(), None),  # inside the text it is white space
     (b"4 The last valid record, no newline at the end", None),
 ]
-ID_RULE_BREAKERS = {6: "'?x'", 7: "'ab/cd'", 8: repr("x" * 40), 18: repr("13\u3000Tokyo"),
+ID_RULE_BREAKERS = {6: "'a,b'", 7: "'ab/../cd'", 8: repr("x" * 40), 18: repr("13\u3000Tokyo"),
                     19: repr("5\u3000\u6771\u4eac")}
 VALID_IDS = ["1", "14", "2", "3", "4"]
 

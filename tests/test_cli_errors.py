@@ -103,7 +103,7 @@ def test_dash_writes_pairs_clusters_and_html_to_standard_output(indexed, tmp_pat
 
     done = run_cli("clusters", str(pairs), "-o", "-", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["cluster_id\tsize\tmembers", "1\t2\t1,2", "2\t2\t3,4"]
+    assert done.stdout.splitlines() == ["cluster_id\tsize\tmembers", "1\t2\t1,2", "3\t2\t3,4"]
     done = run_cli("clusters", str(pairs), "-o", "-", "--json", cwd=tmp_path)
     assert [c["members"] for c in json.loads(done.stdout)] == [["1", "2"], ["3", "4"]]
     done = run_cli("html", str(pairs), "-o", "-", "--records", str(tmp_path / "records.txt"), cwd=tmp_path)
@@ -162,3 +162,31 @@ def test_an_unreadable_records_file_is_one_line_with_a_hint(tmp_path, core):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     assert "is empty" in one_error_line(run_cli("index", str(empty), "--solr-url", core.url), 4)
+
+
+def test_a_report_of_an_index_without_records_says_so_and_writes_nothing(core, tmp_path):
+    done = run_cli("report", str(tmp_path / "pairs.tsv"), "--solr-url", core.url)
+    assert one_error_line(done, 1) == (f"neardup: error: the index at {core.url} holds no records, so it has no "
+                                       "pairs (hint: index records first: `neardup index FILE`)")
+    assert not (tmp_path / "pairs.tsv").exists()
+
+
+def test_skipped_band_keys_name_the_option_that_keeps_them(indexed, tmp_path):
+    done = run_cli("report", str(tmp_path / "pairs.tsv"), "--max-bucket", "2", "--solr-url", indexed.url)
+    assert done.returncode == 0, done.stderr
+    [told] = [line for line in done.stderr.splitlines() if line.startswith("skipped")]
+    assert told.endswith("a larger bucket limit includes them (--max-bucket)"), told
+
+
+@pytest.mark.parametrize(("separator", "words", "hint"), [
+    (";", "semicolons", "CSV is read separated by commas and TSV by tabs: save the file so"),
+    ("\t", "tabs", "read it as TSV with --input-format tsv"),
+])
+def test_a_csv_separated_otherwise_says_what_it_looks_separated_by(core, tmp_path, separator, words, hint):
+    path = tmp_path / "customers.csv"
+    path.write_text(separator.join(["customer_id", "name", "city"]) + "\n"
+                    + separator.join(["1", "Art's Deli", "Studio City"]) + "\n")
+    done = run_cli("index", str(path), "--id-column", "customer_id", "--solr-url", core.url)
+    shown = repr(separator.join(["customer_id", "name", "city"]))
+    assert one_error_line(done, 4) == (f"neardup: error: {path}: no column 'customer_id' in the header (it has "
+                                       f"{shown}); read as one column, it looks separated by {words} (hint: {hint})")

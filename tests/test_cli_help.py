@@ -55,3 +55,10 @@ def test_every_help_has_examples_of_that_command(path, command):
 def test_help_as_users_call_it():
     done = run_cli("report", "--help")
     assert done.returncode == 0 and "neardup report --shingles --max-dist 2 out.tsv" in done.stdout
+
+
+def test_the_top_help_shows_the_default_mode_before_the_reference_one():
+    done = run_cli("--help")
+    assert done.returncode == 0, done.stderr
+    reports = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("neardup report")]
+    assert reports == ["neardup report pairs.tsv", "neardup report --shingles --max-dist 2 out.tsv"]

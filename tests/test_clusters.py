@@ -1,3 +1,4 @@
+import csv
 import json
 import random
 from collections import deque
@@ -17,6 +18,7 @@ from neardup_solr.clusters import (
     pairs_by_cluster,
     read_clusters,
     write_clusters,
+    write_membership,
 )
 from neardup_solr.errors import InputError
 from neardup_solr.pairs import Pair, write_pairs
@@ -28,7 +30,7 @@ def members(clusters):
 
 
 def check_consistent(clusters, pairs):
-    """Every pair inside one cluster, no id in two clusters, ids 1..K, sizes right."""
+    """Every pair inside one cluster, no id in two clusters, each named by its smallest member, sizes right."""
     where = {}
     for c in clusters:
         assert c.size == len(c.members) >= 2
@@ -38,7 +40,7 @@ def check_consistent(clusters, pairs):
     for a, b in pairs:
         if a != b:
             assert where[a] == where[b]
-    assert [c.id for c in clusters] == list(range(1, len(clusters) + 1))
+    assert [c.id for c in clusters] == [c.members[0] for c in clusters]
     assert set(where) == {x for a, b in pairs if a != b for x in (a, b)}
 
 
@@ -116,7 +118,7 @@ def test_order_size_then_smallest_member_numeric_ids_numerically():
         ["10", "11"],
         ["a", "b"],
     ]
-    assert [c.id for c in clusters] == [1, 2, 3, 4, 5]
+    assert [c.id for c in clusters] == ["2", "5", "9", "10", "a"]  # each its smallest member
     assert [c.size for c in clusters] == [3, 3, 2, 2, 2]
 
 
@@ -174,7 +176,7 @@ def test_tsv_round_trip_with_header(tmp_path, sample):
     path = tmp_path / "clusters.tsv"
     assert write_clusters(path, sample) == 3
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert lines == [TSV_HEADER, "1\t3\t1,2,3", "2\t2\t10,x-1", "3\t2\ta.b,c:d"]
+    assert lines == [TSV_HEADER, "1\t3\t1,2,3", "10\t2\t10,x-1", "a.b\t2\ta.b,c:d"]
     assert read_clusters(path) == sample
 
 
@@ -182,8 +184,8 @@ def test_json_round_trip(tmp_path, sample):
     path = tmp_path / "clusters.json"
     assert write_clusters(path, sample, json=True) == 3
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data[0] == {"cluster": 1, "size": 3, "members": ["1", "2", "3"]}
-    assert [row["cluster"] for row in data] == [1, 2, 3]
+    assert data[0] == {"cluster": "1", "size": 3, "members": ["1", "2", "3"]}
+    assert [row["cluster"] for row in data] == ["1", "10", "a.b"]
     assert read_clusters(path) == sample
 
 
@@ -212,7 +214,7 @@ def test_a_crash_leaves_no_file(tmp_path):
         pass
 
     def clusters():
-        yield Cluster(1, ("1", "2"))
+        yield Cluster("1", ("1", "2"))
         raise Boom
 
     with pytest.raises(Boom):
@@ -222,7 +224,7 @@ def test_a_crash_leaves_no_file(tmp_path):
 
 def test_a_crash_keeps_the_old_file(tmp_path, monkeypatch):
     path = tmp_path / "c.tsv"
-    write_clusters(path, [Cluster(1, ("1", "2"))])
+    write_clusters(path, [Cluster("1", ("1", "2"))])
     before = path.read_bytes()
 
     def broken_dumps(*args, **kwargs):
@@ -230,20 +232,20 @@ def test_a_crash_keeps_the_old_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr("neardup_solr.clusters.jsonlib.dumps", broken_dumps)
     with pytest.raises(OSError):
-        write_clusters(path, [Cluster(1, ("3", "4"))], json=True)
+        write_clusters(path, [Cluster("3", ("3", "4"))], json=True)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["c.tsv"]
 
 
 def test_ids_that_would_break_the_tsv_are_refused(tmp_path):
     with pytest.raises(InputError, match="comma"):
-        write_clusters(tmp_path / "c.tsv", [Cluster(1, ("a,b", "c"))])
+        write_clusters(tmp_path / "c.tsv", [Cluster("a,b", ("a,b", "c"))])
     assert not (tmp_path / "c.tsv").exists()
-    write_clusters(tmp_path / "c.json", [Cluster(1, ("a,b", "c"))], json=True)
-    assert read_clusters(tmp_path / "c.json") == [Cluster(1, ("a,b", "c"))]
+    write_clusters(tmp_path / "c.json", [Cluster("a,b", ("a,b", "c"))], json=True)
+    assert read_clusters(tmp_path / "c.json") == [Cluster("a,b", ("a,b", "c"))]
 
 
-@pytest.mark.parametrize("content", ["1\t3\t1,2\n", "x\t2\t1,2\n", "1\t2\n", '[{"cluster": 1}]', "[1, 2"])
+@pytest.mark.parametrize("content", ["1\t3\t1,2\n", "\t2\t1,2\n", "1\t2\n", '[{"cluster": 1}]', "[1, 2"])
 def test_broken_cluster_files_are_input_errors(tmp_path, content):
     path = tmp_path / "c.txt"
     path.write_text(content, encoding="utf-8")
@@ -253,17 +255,65 @@ def test_broken_cluster_files_are_input_errors(tmp_path, content):
 
 def test_least_certain_first_goes_by_each_clusters_weakest_pair():
     pairs = [Pair("1", "2", 0, 0.99, 0.999), Pair("2", "3", 1, 0.81, 0.62),  # cluster 1, weakest 0.62
+             Pair("1", "3", 1, 0.83, 0.95),                                   # (3 is a match of 1 too)
              Pair("10", "11", 1, 0.85, 0.97),                                 # cluster 2
              Pair("20", "21", 2, 0.74, 0.55),                                 # cluster 3, the least sure
              Pair("30", "31", 1, 0.88, 0.97)]                                 # cluster 4, ties cluster 2
     clusters = cluster_pairs(pairs)
     by_cluster = pairs_by_cluster(clusters, pairs)
-    assert by_cluster == {1: pairs[:2], 2: [pairs[2]], 3: [pairs[3]], 4: [pairs[4]]}
+    assert by_cluster == {"1": pairs[:3], "10": [pairs[3]], "20": [pairs[4]], "30": [pairs[5]]}
     assert certainty_of(pairs) == "probability"
-    assert [c.id for c in least_certain_first(clusters, by_cluster, "probability")] == [3, 1, 2, 4]
-    assert [c.id for c in least_certain_first(clusters, by_cluster, "similarity")] == [3, 1, 2, 4]
+    assert [c.id for c in least_certain_first(clusters, by_cluster, "probability")] == ["20", "1", "10", "30"]
+    assert [c.id for c in least_certain_first(clusters, by_cluster, "similarity")] == ["20", "1", "10", "30"]
 
 
 def test_certainty_is_what_every_pair_carries():
     assert certainty_of([Pair("1", "2", 0, 0.9), Pair("3", "4", 0, 0.8, 0.7)]) == "similarity"
     assert certainty_of([Pair("1", "2", 0), Pair("3", "4", 0, 0.8)]) is None
+
+
+def test_a_clusters_id_stays_put_when_records_join_it_or_runs_repeat():
+    """The id is the smallest member's: the same pairs in another order give
+    the same ids, and pairs appended later (a new member, a cluster merged
+    in from above) leave the id of the cluster that had the smallest member."""
+    first = cluster_pairs([("7", "12"), ("12", "30"), ("40", "41")])
+    assert [(c.id, c.members) for c in first] == [("7", ("7", "12", "30")), ("40", ("40", "41"))]
+    assert cluster_pairs([("41", "40"), ("30", "12"), ("12", "7")]) == first
+    grown = cluster_pairs([("7", "12"), ("12", "30"), ("40", "41"), ("30", "55"), ("41", "30"), ("60", "61")])
+    assert [c.id for c in grown] == ["7", "60"]  # 40-41 merged into 7's cluster, which keeps its id
+
+
+def test_membership_lists_every_record_once_singletons_included(tmp_path):
+    clusters = cluster_pairs([("2", "10"), ("10", "3"), ("b", "a")], ids=["1", "2", "3", "10", "a", "b", "9"])
+    assert [(c.id, c.size) for c in clusters] == [("2", 3), ("a", 2), ("1", 1), ("9", 1)]
+    assert write_membership(tmp_path / "m.tsv", clusters) == 7
+    assert (tmp_path / "m.tsv").read_text().splitlines() == [
+        "id\tcluster_id", "1\t1", "2\t2", "3\t2", "9\t9", "10\t2", "a\ta", "b\ta"]
+    write_membership(tmp_path / "m.csv", clusters)
+    with open(tmp_path / "m.csv", newline="") as handle:
+        assert {row["id"]: row["cluster_id"] for row in csv.DictReader(handle)} == {
+            "1": "1", "2": "2", "3": "2", "9": "9", "10": "2", "a": "a", "b": "a"}
+    write_membership(tmp_path / "m.jsonl", clusters)
+    assert json.loads((tmp_path / "m.jsonl").read_text().splitlines()[-1]) == {"id": "b", "cluster_id": "a"}
+    assert list(clusters.membership())[:3] == [("2", "2"), ("3", "2"), ("10", "2")]
+
+
+def test_membership_of_records_of_sources_names_the_source(tmp_path):
+    clusters = cluster_pairs([("ours/1", "theirs/1")], ids=["ours/1", "ours/2", "theirs/1"])
+    write_membership(tmp_path / "m.tsv", clusters)
+    assert (tmp_path / "m.tsv").read_text().splitlines() == [
+        "source\tid\tcluster_id", "ours\t1\tours/1", "ours\t2\tours/2", "theirs\t1\tours/1"]
+
+
+def test_clusters_show_short_and_convert_to_tables():
+    clusters = cluster_pairs([("1", "2"), ("2", "3"), ("5", "6")], ids=[str(n) for n in range(1, 8)])
+    assert repr(clusters) == "Clusters(4 clusters of 7 records, the largest of 3)"
+    assert repr(clusters.membership()) == "Membership(7 records in 4 clusters)"
+    frame = clusters.to_pandas()
+    assert list(frame.columns) == ["cluster_id", "size", "members"] and list(frame["cluster_id"]) == ["1", "5", "4", "7"]
+    members = clusters.membership().to_pandas()
+    assert list(members.columns) == ["id", "cluster_id"] and len(members) == 7
+    assert dict(zip(members["id"], members["cluster_id"]))["3"] == "1"
+    assert clusters.membership().to_polars().shape == (7, 2)
+    shown = clusters._repr_html_()
+    assert shown.startswith("<table>") and shown.count("<tr>") == 5  # a header and four clusters

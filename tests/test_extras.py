@@ -43,6 +43,25 @@ def test_a_command_that_needs_an_extra_names_it_in_one_line(core, tmp_path):
              "finding a collection by ZooKeeper", "kazoo", "cloud")):
         done = neardup(*args)
         assert done.returncode == 7, (args, done.stderr)
+        # evaluate can score without its histogram, and says so.
+        also = ", or add --no-plot to score without the histogram" if args[0] == "evaluate" else ""
         assert done.stderr.splitlines()[-1] == (f"neardup: error: {feature} needs {package}, which is not installed "
-                                                f"(hint: pip install 'neardup-solr[{extra}]')"), args
+                                                f"(hint: pip install 'neardup-solr[{extra}]'{also})"), args
         assert "Traceback" not in done.stderr
+
+
+def test_the_command_line_starts_without_posix_only_modules():
+    """As on Windows: no module of the package imports fcntl, termios,
+    resource, pwd or grp at its top, and --help runs."""
+    code = """
+import importlib, pkgutil, sys
+import neardup_solr
+for module in pkgutil.walk_packages(neardup_solr.__path__, "neardup_solr."):
+    if module.name != "neardup_solr.__main__":  # it runs the command line
+        importlib.import_module(module.name)
+sys.argv = ["neardup", "--help"]
+from neardup_solr.cli import main
+main()
+"""
+    done = without(("fcntl", "termios", "resource", "pwd", "grp"), code)
+    assert done.returncode == 0 and "Usage: neardup" in done.stdout, done.stderr

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr import records
+from neardup_solr.record import ID_RULE
 from neardup_solr.errors import InputError, MissingField
 from neardup_solr.record import Record
 from neardup_solr.records import RecordReader, SeenIds
@@ -55,11 +56,14 @@ def test_csv_fields_quoted_with_commas_quotes_and_line_breaks(tmp_path):
         "3,Spago,1114 Horn Ave.,\r\n".encode()
     )
     records, reader = read(path)
-    assert records == [
-        Record("1", "Art's Deli, Inc. 12224 Ventura Blvd. Studio City"),
-        Record("2", 'The "Ivy" 113 N. Robertson Blvd. Los Angeles'),  # the line break is a space
-        Record("3", "Spago 1114 Horn Ave."),  # an empty field adds nothing
+    assert [(r.id, r.text) for r in records] == [
+        ("1", "Art's Deli, Inc. 12224 Ventura Blvd. Studio City"),
+        ("2", 'The "Ivy" 113 N. Robertson Blvd. Los Angeles'),  # the line break is a space
+        ("3", "Spago 1114 Horn Ave."),  # an empty field adds nothing
     ]
+    # Each column is a field; a missing value is "".
+    assert records[1].fields == (("name", 'The "Ivy"'), ("street", "113 N. Robertson Blvd."), ("city", "Los Angeles"))
+    assert records[2].fields[-1] == ("city", "")
     assert reader.bad == [] and reader.unit == "row"
 
 
@@ -67,9 +71,11 @@ def test_text_columns_are_joined_in_the_order_named(tmp_path):
     path = tmp_path / "r.tsv"
     path.write_text("city\tid\tname\tnote\nLA\t7\tSpago\tskip me\n", encoding="utf-8")
     records, _ = read(path, layout=Layout("id", ("name", "city")))
-    assert records == [Record("7", "Spago LA")]
+    assert records == [Record("7", "Spago LA", (("name", "Spago"), ("city", "LA")))]
     records, _ = read(path)  # every other column, in the file's order
-    assert records == [Record("7", "LA Spago skip me")]
+    assert records == [Record("7", "LA Spago skip me", (("city", "LA"), ("name", "Spago"), ("note", "skip me")))]
+    records, _ = read(path, layout=Layout("id", ("name",)))  # one column is one text, no fields
+    assert records == [Record("7", "Spago")]
 
 
 def test_bad_csv_rows_are_reported_with_their_row_and_their_neighbours_kept(tmp_path):
@@ -86,7 +92,7 @@ def test_bad_csv_rows_are_reported_with_their_row_and_their_neighbours_kept(tmp_
         b"6,caf\xe9,LA\n"                       # row 9
         b"7,bell\x07,LA\n"                      # row 10
         b"1,again,LA\n"                         # row 11
-        b"x/y,bad id,LA\n"                      # row 12
+        b'"x,y",bad id,LA\n'                    # row 12
         b"8,!!!,...\n"                          # row 13
         b"9,Hotel Bel-Air,Bel Air"              # row 14, no line end
     )
@@ -101,8 +107,7 @@ def test_bad_csv_rows_are_reported_with_their_row_and_their_neighbours_kept(tmp_
         f"{path}:row 9 (line 10): not UTF-8 (in column 'name')",
         f"{path}:row 10 (line 11): control character U+0007 in column 'name'",
         f"{path}:row 11 (line 12): duplicate id '1', first seen on row 2",
-        f"{path}:row 12 (line 13): id 'x/y' breaks the id rule "
-        "(1-128 characters of A-Z a-z 0-9 . _ : -, starting with a letter or digit)",
+        f"{path}:row 12 (line 13): id 'x,y' breaks the id rule ({ID_RULE})",
         f"{path}:row 13 (line 14): text of id '8' has no letters or digits",
     ]
 
@@ -136,7 +141,7 @@ def test_an_unclosed_quote_loses_no_row_after_it_and_every_bad_row_is_named(tmp_
         encoding="utf-8")
     records, reader = read(path)
     assert [r.id for r in records] == ["2", "4", "5", "7", "9"]
-    assert records[2] == Record("5", 'The "Ivy" 113 N. Robertson Blvd.')
+    assert (records[2].id, records[2].text) == ("5", 'The "Ivy" 113 N. Robertson Blvd.')
     assert reported(reader) == [
         f"{path}:row 2: not valid CSV: a quote that does not close (',' expected after '\"' on line 4)",
         f"{path}:row 4: not valid CSV: a quote that does not close (',' expected after '\"' on line 5)",
@@ -201,10 +206,13 @@ def test_json_lines_with_a_mark_crlf_numbers_and_text_fields(tmp_path):
              {"id": "a-2", "name": "Hotel\nBel-Air", "zip": 90077}]
     path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(json.dumps(line).encode() for line in lines) + b"\r\n")
     records, reader = read(path)
-    # By default every other field of text or a number, in the object's order.
-    assert records == [Record("1", "Spago 90069"), Record("a-2", "Hotel Bel-Air 90077")]
+    # By default every other field of text, a number or a list of them, in the object's order.
+    assert records == [Record("1", "Spago 90069 x", (("name", "Spago"), ("zip", "90069"), ("tags", "x"))),
+                       Record("a-2", "Hotel Bel-Air 90077", (("name", "Hotel Bel-Air"), ("zip", "90077")))]
     records, _ = read(path, layout=Layout("id", ("zip", "name", "missing")))
-    assert records == [Record("1", "90069 Spago"), Record("a-2", "90077 Hotel Bel-Air")]
+    assert records == [Record("1", "90069 Spago", (("zip", "90069"), ("name", "Spago"), ("missing", ""))),
+                       Record("a-2", "90077 Hotel Bel-Air", (("zip", "90077"), ("name", "Hotel Bel-Air"),
+                                                             ("missing", "")))]
     assert reader.bad == [] and reader.unit == "line"
 
 
@@ -234,7 +242,7 @@ def test_bad_json_lines_are_reported_with_their_line_and_their_neighbours_kept(t
         f"{path}:6: field 'id' holds a number, not a string or whole number",
         f"{path}:7: empty line",
         f"{path}:8: not UTF-8 (byte 23)",
-        f"{path}:9: field 'name' holds an object, not text or a number",
+        f"{path}:9: field 'name' holds an object, not text, a number or a list of them",
         f"{path}:10: duplicate id '1', first seen on line 1",
         f"{path}:11: control character U+0007 in field 'name'",
     ]

@@ -30,10 +30,10 @@ def test_the_latest_label_wins_and_a_bad_line_skips_only_itself(tmp_path):
 
 
 @pytest.mark.parametrize(("line", "reason"), [
-    ("1\t2", "expected id_a<TAB>id_b<TAB>same|different, found 2 fields"),
+    ("1\t2", "expected id_a<TAB>id_b<TAB>same|different (or source_a, id_a, source_b, id_b, label), found 2 fields"),
     ("1\t2\tsame\textra", "found 4 fields"),
     ("1\t1\tsame", "a pair needs two ids, not '1' twice"),
-    ("-x\t2\tsame", "breaks the id rule"),
+    ("a,b\t2\tsame", "breaks the id rule"),
     ("1\t2\tSame", "label 'Same' is neither same nor different"),
 ])
 def test_without_a_handler_a_bad_line_is_an_input_error_naming_file_and_line(tmp_path, line, reason):
@@ -120,8 +120,9 @@ def test_evaluate_with_gold_and_labels_prints_both(tmp_path):
                    str(tmp_path / "labels.tsv"), "--no-plot")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    # Gold: 2 of the 5 reported pairs are true, of 3 true pairs.
-    assert lines[0] == "found=5 true=2 precision=0.400 recall=0.667 f1=0.500"
+    # Gold: the clusters' scores, then 2 of the 5 reported pairs are true, of 3 true pairs.
+    assert lines[0].startswith("clusters: records=11 ")
+    assert lines[1] == "found=5 true=2 precision=0.400 recall=0.667 f1=0.500"
     assert lines[-1] == "labeled: found=5 judged=2 true=1 false=1 same=1 precision=0.500 recall=1.000 f1=0.667"
 
 

@@ -92,7 +92,8 @@ def test_missing_java_is_a_one_line_error_with_a_hint(tmp_path):
     assert "Java was not found" in line and "hint: install Java 17" in line
 
 
-def test_missing_maven_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
+def test_missing_javac_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
+    # A Java runtime alone: the launcher is compiled on first use, so a JDK is needed.
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "java").symlink_to(shutil.which("java"))
@@ -100,7 +101,8 @@ def test_missing_maven_on_first_use_is_a_one_line_error_with_a_hint(tmp_path):
     done = run_cli("solr", "start", "--port", str(free_port()), "--data-dir", str(tmp_path / "d"), env=env)
     assert done.returncode == 1
     line = one_line_error(done)
-    assert "Maven (mvn) was not found" in line and "hint: install Maven" in line
+    assert "javac was not found" in line and "hint: install a Java 17 JDK" in line
+    assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").rglob("*.jar"))
 
 
 @pytest.mark.parametrize("command", [["index", "{records}"], ["report", "--shingles", "{out}"]])
@@ -156,3 +158,22 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
         stopped = run_cli("solr", "stop", env=env)
     assert stopped.returncode == 0, stopped.stderr
     assert java_processes_of(data) == [] and not (home / ".local").exists()
+
+
+def test_status_and_stop_find_a_node_by_its_port(tmp_path):
+    port, data = free_port(), tmp_path / "node"
+    done = run_cli("solr", "start", "--port", str(port), "--data-dir", str(data), "--exit-with", str(os.getpid()))
+    assert done.returncode == 0, done.stderr
+    pid = json.loads((data / "solr.json").read_text())["pid"]
+    status = run_cli("solr", "status", "--port", str(port))
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert status.stdout.strip() == (f"running at http://127.0.0.1:{port}/solr/neardup pid={pid} records=0 "
+                                     f"data={data.resolve()}")
+    stopped = run_cli("solr", "stop", "--port", str(port))
+    assert stopped.returncode == 0 and f"stopped Solr (pid {pid})" in stopped.stderr, stopped.stderr
+    assert java_processes_of(data) == []
+    status = run_cli("solr", "status", "--port", str(port))
+    assert status.returncode == 3 and status.stdout.strip() == f"not running (no local Solr answers on port {port})"
+    done = run_cli("solr", "stop", "--port", str(port))
+    assert one_line_error(done) == (f"neardup: error: no local Solr that `neardup solr start` started answers on port "
+                                    f"{port} (hint: check the port, or name the node's folder with --data-dir)")

@@ -58,7 +58,7 @@ def test_csv_pairs_with_texts_read_back_by_the_csv_module(tmp_path):
     assert list(rows[0]) == ["id_a", "id_b", "distance", "similarity", "text_a", "text_b"]
     # Commas, quotes, tabs and line breaks survive CSV quoting.
     assert [(r["text_a"], r["text_b"]) for r in rows[:2]] == [(TEXTS["1"], TEXTS["2"]), (TEXTS["9"], TEXTS["10"])]
-    assert [tuple(p) for p in read_pairs(path)] == [(*p, None) for p in EXPECTED]
+    assert [tuple(p) for p in read_pairs(path)] == [(*p, None, None) for p in EXPECTED]
 
 
 def test_json_lines_pairs_read_back_by_the_json_module(tmp_path):
@@ -100,18 +100,18 @@ def test_the_same_pairs_give_the_same_gzip_bytes(tmp_path):
     assert (tmp_path / "one.csv.gz").read_bytes() == (tmp_path / "two.csv.gz").read_bytes()
 
 
-CLUSTERS = [Cluster(1, ("1", "2", "10")), Cluster(2, ("a-1", "b:2"))]
+CLUSTERS = [Cluster("1", ("1", "2", "10")), Cluster("a-1", ("a-1", "b:2"))]
 
 
 def test_clusters_as_csv_and_json_lines(tmp_path):
     write_clusters(tmp_path / "c.csv", CLUSTERS)
     with open(tmp_path / "c.csv", newline="") as handle:
         assert list(csv.reader(handle)) == [["cluster_id", "size", "members"], ["1", "3", "1,2,10"],
-                                            ["2", "2", "a-1,b:2"]]
+                                            ["a-1", "2", "a-1,b:2"]]
     write_clusters(tmp_path / "c.jsonl", CLUSTERS)
     rows = [json.loads(line) for line in (tmp_path / "c.jsonl").read_text().splitlines()]
-    assert rows == [{"cluster_id": 1, "size": 3, "members": ["1", "2", "10"]},
-                    {"cluster_id": 2, "size": 2, "members": ["a-1", "b:2"]}]
+    assert rows == [{"cluster_id": "1", "size": 3, "members": ["1", "2", "10"]},
+                    {"cluster_id": "a-1", "size": 2, "members": ["a-1", "b:2"]}]
 
 
 def test_clusters_with_texts_list_one_member_a_row(tmp_path):
@@ -120,14 +120,14 @@ def test_clusters_with_texts_list_one_member_a_row(tmp_path):
         rows = list(csv.DictReader(handle))
     assert [(r["cluster_id"], r["size"], r["id"], r["text"]) for r in rows] == [
         ("1", "3", "1", TEXTS["1"]), ("1", "3", "2", TEXTS["2"]), ("1", "3", "10", TEXTS["10"]),
-        ("2", "2", "a-1", "x"), ("2", "2", "b:2", "y")]
+        ("a-1", "2", "a-1", "x"), ("a-1", "2", "b:2", "y")]
     write_clusters(tmp_path / "c.tsv", CLUSTERS, texts=lookup)
     assert (tmp_path / "c.tsv").read_text().splitlines()[:3] == [
         "cluster_id\tsize\tid\ttext", "1\t3\t1\tArt's Deli, Studio City", "1\t3\t2\tArt's \"Deli\" Studio City"]
 
 
 def test_a_member_with_a_comma_is_refused_in_a_cell_of_members_but_not_in_json_lines(tmp_path):
-    odd = [Cluster(1, ("a,b", "c"))]
+    odd = [Cluster("a,b", ("a,b", "c"))]
     with pytest.raises(InputError, match="comma"):
         write_clusters(tmp_path / "c.csv", odd)
     assert not (tmp_path / "c.csv").exists()

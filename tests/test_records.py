@@ -52,7 +52,7 @@ def test_bad_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
         b"1 good one\n"
         b"\n"
         b"2\n"
-        b"?x bad id\n"
+        b"a,b bad id\n"
         b"1 repeated id\n"
         b"3 caf\xe9\n"
         b"4 nul\x00here\n"

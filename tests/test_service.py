@@ -46,7 +46,7 @@ def test_posting_a_record_answers_its_near_duplicates_and_indexes_it(built, serv
     answer = service.post("/records", json={"id": "6", "text": NEAR_COPY})
     assert answer.status_code == 200, answer.text
     body = answer.json()
-    assert body["added"] == 1
+    assert body["added"] == 1 and body["replaced"] == []
     [record] = body["records"]
     assert record["id"] == "6"
     assert [d["id"] for d in record["duplicates"]] == ["1"]
@@ -72,6 +72,7 @@ def test_reposting_an_id_replaces_it_and_is_not_its_own_duplicate(built, serve):
     service = serve("--solr-url", built.url)
     answer = service.post("/records", json={"id": "1", "text": RECORDS[0][1]}).json()
     assert answer["records"] == [{"id": "1", "duplicates": []}]
+    assert answer["added"] == 1 and answer["replaced"] == ["1"]  # the answer says it replaced a record
     assert service.get("/health").json()["records"] == len(RECORDS)
 
 

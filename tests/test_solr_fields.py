@@ -106,7 +106,7 @@ def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
     records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n")
     assert run_cli("index", str(records), "--lean", "--solr-url", core.url).returncode == 0
     (doc,) = core.search('id:"1"', fl="*").docs
-    assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "content_lsh"}
+    assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "content_lsh", "rank"}
     assert core.count(term("tokens", "deli")) == 2
     done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
     assert done.returncode == 1 and "built with --lean) (hint: index again without --lean)" in done.stderr

@@ -70,8 +70,11 @@ def source_value(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 
 def progress(total: int | None, unit: str, quiet: bool, desc: str) -> tqdm:
-    # disable=None hides the bar when stderr is not a terminal.
-    return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=True if quiet else None, file=sys.stderr)
+    # disable=None hides the bar when stderr is not a terminal. Counts
+    # stay whole numbers below a thousand (1/21, not 1.00/21.0), and take
+    # a prefix above (12.3k/200k).
+    return tqdm(total=total, unit=unit, unit_scale=bool(total and total >= 1000), desc=desc,
+                disable=True if quiet else None, file=sys.stderr)
 
 
 def bar_progress(bar: tqdm, units: Mapping[str, str] | None = None) -> Progress:
@@ -84,6 +87,7 @@ def bar_progress(bar: tqdm, units: Mapping[str, str] | None = None) -> Progress:
         if step != shown["step"]:
             if shown["step"] is not None:
                 bar.reset(total=total)
+                bar.unit_scale = bool(total and total >= 1000)
                 if units and step in units:
                     bar.unit = units[step]
                 bar.set_description(step)
@@ -164,9 +168,12 @@ def solr_connection(command=None, *, lazy: bool = False, ping: bool = True):
 
 
 class _ReadingBar(tqdm):
-    """How far a reading of a file is: its bytes (compressed bytes for gzip)
-    against its size, the records so far beside them. ``update`` takes
-    records, as for a bar that counts them."""
+    """How far indexing a file is: the bytes (compressed bytes for gzip) of
+    the records indexed against the file's size, the records so far beside
+    them. ``update`` takes records indexed, as for a bar that counts them.
+    The reader runs some batches ahead of the index, so the bytes read are
+    shared out: those of the records indexed are the bytes read times the
+    share of the records read that are indexed."""
 
     def __init__(self, reader: RecordReader, **kwargs):
         self.reader = reader
@@ -176,7 +183,9 @@ class _ReadingBar(tqdm):
     def update(self, n: int = 1) -> None:
         self.records += n
         self.set_postfix_str(f"{self.records:,} records", refresh=False)
-        super().update(self.reader.bytes_read - self.n)
+        read = max(self.reader.records, self.records)
+        indexed = self.reader.bytes_read * self.records // read if read else 0
+        super().update(max(0, indexed - self.n))
 
 
 def reading_progress(reader: RecordReader, quiet: bool, desc: str = "indexing") -> tqdm:
@@ -232,7 +241,13 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
             option = {(True, "id"): "--id-column", (True, "text"): "--text-columns",
                       (False, "id"): "--id-field", (False, "text"): "--text-fields"}[table, err.role]
             what = "the id column" if err.role == "id" else "columns that are there"
-            raise InputError(err.message, hint=f"name {what} with {option}") from None
+            if err.separator == "\t":
+                hint = "read it as TSV with --input-format tsv"
+            elif err.separator in (",", None):
+                hint = f"name {what} with {option}"
+            else:
+                hint = "CSV is read separated by commas and TSV by tabs: save the file so"
+            raise InputError(err.message, hint=hint) from None
 
     return wrapper
 

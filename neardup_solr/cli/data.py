@@ -33,8 +33,11 @@ def datasets() -> None:
 def datasets_restaurants(out_dir: Path) -> None:
     """Fodor's and Zagat's restaurants from PyPI (py_entitymatching 0.4.2, BSD).
 
-    Writes OUT/addresses.txt (`id name address city`, the copy's own ids) and
-    OUT/gold_pairs.tsv (its 112 matches).
+    Writes OUT/addresses.txt (`id name address city`, the copy's own ids:
+    Fodor's 534-1066, Zagat's 1-331) and OUT/gold_pairs.tsv (its 112
+    matches), and for linking the two guides OUT/fodors.csv and
+    OUT/zagats.csv (`id,name,addr,city`) and OUT/gold_links.tsv (the
+    matches as `fodors ID zagats ID`). The download is checked by SHA-256.
 
     \b
     Example:

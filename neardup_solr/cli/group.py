@@ -28,14 +28,17 @@ def cli() -> None:
     """Near-duplicate detection for records, backed by Apache Solr.
 
     \b
-    Examples, the whole reference job on the restaurant data at once:
+    Examples, the whole job on the restaurant data at once:
       neardup demo
-    and step by step:
+    and step by step, the default mode:
       neardup solr start
       neardup datasets restaurants -o data/restaurants
       neardup index data/restaurants/addresses.txt
+      neardup report pairs.tsv
+      neardup evaluate pairs.tsv --gold data/restaurants/gold_pairs.tsv
+      neardup clusters pairs.tsv -o membership.csv --membership
+    the reference workflow's mode, for comparison:
       neardup report --shingles --max-dist 2 out.tsv
-      neardup evaluate out.tsv --gold data/restaurants/gold_pairs.tsv
     """
 
 

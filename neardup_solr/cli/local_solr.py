@@ -40,8 +40,9 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
                shards: int, exit_with: int | None) -> None:
     """Start Solr in the background and wait until the core answers.
 
-    The first start builds the launcher with Maven, which downloads Solr's
-    jars from Maven Central. Starting a running Solr again is harmless.
+    The first start builds the launcher: it fetches Solr's jars from Maven
+    Central (each checked by SHA-256) and compiles the launcher with javac.
+    Starting a running Solr again is harmless.
     With --cloud it starts ZooKeeper and --nodes nodes on ports PORT,
     PORT+1, ..., and the collection neardup at the same URL a single
     node would have, so every other command works unchanged.
@@ -63,7 +64,9 @@ def solr_start(port: int, data_dir: Path, heap: str, tls_keystore: Path | None, 
 
 @solr.command("build")
 def solr_build() -> None:
-    """Build the Solr launcher with Maven now (start does it on first use).
+    """Build the Solr launcher now (start does it on first use): fetch
+    Solr's jars from Maven Central (or NEARDUP_MAVEN_URL), each checked by
+    its SHA-256, and compile the launcher with the JDK's javac.
 
     \b
     Example:
@@ -72,17 +75,36 @@ def solr_build() -> None:
     say(f"launcher ready in {local_solr.build_launcher(say)}")
 
 
+def _on_port(data_dir: Path, port: int | None) -> Path:
+    """The data folder to act on: the one of the Solr answering on ``port``, when given."""
+    if port is None:
+        return data_dir
+    found = local_solr.data_dir_on(port)
+    if found is None:
+        raise NeardupError(f"no local Solr that `neardup solr start` started answers on port {port}",
+                           hint="check the port, or name the node's folder with --data-dir")
+    return found
+
+
+by_port = click.option("--port", type=click.IntRange(1, 65535),
+                       help="The node on this port (its data folder found from it) instead of --data-dir's.")
+
+
 @solr.command("stop")
 @data_dir_option
+@by_port
 @click.option("--node", type=click.IntRange(1), help="Stop only this node (1, 2, ...) of a local SolrCloud.")
-def solr_stop(data_dir: Path, node: int | None) -> None:
-    """Stop the local Solr (or SolrCloud) started from this data folder.
+def solr_stop(data_dir: Path, port: int | None, node: int | None) -> None:
+    """Stop the local Solr (or SolrCloud) started from this data folder (or
+    answering on --port).
 
     \b
     Examples:
       neardup solr stop
+      neardup solr stop --port 8984
       neardup solr stop --data-dir /srv/neardup --node 2
     """
+    data_dir = _on_port(data_dir, port)
     if (cluster := cloud.stop(data_dir, node)) is not None:
         say(f"stopped node {node} (port {cluster.nodes[node - 1].port})" if node
             else f"stopped SolrCloud ({len(cluster.nodes)} nodes and ZooKeeper)")
@@ -95,8 +117,10 @@ def solr_stop(data_dir: Path, node: int | None) -> None:
 
 @solr.command("status")
 @data_dir_option
+@by_port
 @access_options
-def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca_cert: str | None) -> None:
+def solr_status(data_dir: Path, port: int | None, user: str | None, password_file: Path | None,
+                ca_cert: str | None) -> None:
     """Say whether the local Solr runs, where, and how many records it holds.
 
     Exits 0 when it runs and answers, 3 otherwise. Counting the records of
@@ -106,8 +130,13 @@ def solr_status(data_dir: Path, user: str | None, password_file: Path | None, ca
     \b
     Examples:
       neardup solr status
+      neardup solr status --port 8984
       neardup solr status --data-dir /srv/neardup --ca-cert ca.pem
     """
+    if port is not None and (found := local_solr.data_dir_on(port)) is None:
+        click.echo(f"not running (no local Solr answers on port {port})")
+        sys.exit(3)
+    data_dir = found if port is not None else data_dir
     if (cluster := cloud.recorded(data_dir)) is not None:
         _cloud_status(cluster, data_dir)
         return

@@ -45,6 +45,10 @@ from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, out
                    "sharpen the fitted model (default mode).")
 @click.option("--link", is_flag=True, help="Only pairs across sources (`index --source`); the model is fitted to "
               "the candidates across sources alone (default mode).")
+@click.option("--explain", is_flag=True, help="Add why each pair has its probability (an `explanation` column: "
+              "the prior and each field's level and weight, or a text's similarity and numbers; default mode).")
+@click.option("--as-text", is_flag=True, help="Records of fields (a table's columns): compare each as one text, "
+              "its values joined, as records of one text are (default mode).")
 @click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
               "source, its most probable one (a stable assignment).")
 @output_options
@@ -52,7 +56,7 @@ from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, out
 @quiet_option
 def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_values: int, candidates: int,
            max_bucket: int,
-           labels: Path | None, link: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
+           labels: Path | None, link: bool, explain: bool, as_text: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
            quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
@@ -104,11 +108,18 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
         raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
     check_format(out, out_format)
     started = time.monotonic()
+    if solr.count() == 0:
+        raise NeardupError(f"the index at {solr.url} holds no records, so it has no pairs",
+                           hint="index records first: `neardup index FILE`")
     nd = NearDuplicates(solr)
     if mode == "lsh":
-        with progress(nd.settings.bands, "band", quiet, "colliding bands") as bar:
+        settings = nd.settings
+        fielded = settings.fielded and not as_text
+        with (progress(solr.count(), "rec", quiet, "reading records") if fielded else
+              progress(settings.bands, "band", quiet, "colliding bands")) as bar:
             verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
-                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=say)
+                                as_text=as_text, explain=explain,
+                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=_in_option_words)
             count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
         about = verified.summary
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
@@ -123,6 +134,13 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
                                          progress=bar_progress(bar))
             count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
     say(f"wrote {count} pairs to {output_name(out)} in {time.monotonic() - started:.1f} s")
+
+
+def _in_option_words(warning: str) -> None:
+    """Say the library's warning, naming the option that changes what it tells of."""
+    if warning.startswith("skipped") and "band keys" in warning:
+        warning += " (--max-bucket)"
+    say(warning)
 
 
 def _labels(path: Path | None) -> dict[frozenset[str], bool] | None:
@@ -148,9 +166,15 @@ def in_option_words() -> Iterator[None]:
 def model_line(about: ReportSummary) -> str:
     """One line on the match model of a report's summary."""
     estimated = about.estimated
+    if about.fields is not None:
+        return _fields_line(about)
     if estimated is None:
         return (f"model: {about.candidates} candidate pairs are too few to fit; "
                 f"fixed cut {about.cut:.2f}, no probabilities")
+    if not about.told and not about.forced:
+        return (f"model: no class of near duplicates stands out among the similarities of {about.candidates} "
+                "candidate pairs, so only copies are kept (similarity 0.99 or more) and precision and recall cannot "
+                "be estimated (give a fixed cut, label some pairs, or give the records' fields)")
     if about.forced:
         how = f"fixed cut {about.cut:.2f} (the model's: {_cut_text(about.model_cut)})"
     else:
@@ -161,6 +185,25 @@ def model_line(about: ReportSummary) -> str:
     return (f"model: {how}; estimated {estimated.true_pairs:.0f} true pairs, {estimated.proposed:.1%} of them "
             f"among {about.candidates} candidates; estimated precision {estimated.precision:.3f}, "
             f"recall {estimated.recall:.3f}{sharpened}")
+
+
+def _fields_line(about: ReportSummary) -> str:
+    fields, estimated = about.fields, about.estimated
+    model = fields.model
+    keys = ", ".join(fields.keys) or "none"
+    together = [name for name, unit in zip(model.names, model.field_units) if len(unit) > 1]
+    compared = sum(len(unit) for unit in model.field_units)
+    head = (f"model: {compared} fields compared one by one"
+            + (f" ({', '.join(together)} together: they go together in the data)" if together else "")
+            + f"; candidates from the LSH bands and the keys {keys}, estimated to miss {fields.missed:.1%} of the "
+            "true pairs")
+    if not fields.separated:
+        return (f"{head}; the model could not tell matches from non-matches among {about.candidates} candidates "
+                "(its estimates do not hold: check the fields, or label some pairs)")
+    sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
+                 if about.labeled_same + about.labeled_different else "")
+    return (f"{head}; estimated {estimated.true_pairs:.0f} true pairs among {about.candidates} candidates; "
+            f"estimated precision {estimated.precision:.3f}, recall {estimated.recall:.3f}{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:

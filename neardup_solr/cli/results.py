@@ -12,11 +12,14 @@ from pathlib import Path
 
 import click
 
-from ..clusters import cluster_pair_file, cluster_pairs, write_clusters
+from ..api import NearDuplicates
+from ..clusters import cluster_pair_file, cluster_pairs, write_clusters, write_membership
+from ..errors import NeardupError
 from ..html_report import render, write_report
 from ..summary import ReportSummary, summary_path
-from ..pairs import read_pairs
-from ..records import read_texts
+from ..pairs import Pair, read_pairs
+from ..records import RecordReader, read_texts
+from ..schema import ID
 from ..solr import Solr
 from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
 from .quality import model_plot_path
@@ -27,31 +30,78 @@ from .quality import model_plot_path
 @click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
               help="The clusters file; `-` writes them to standard output.")
 @click.option("--json", "as_json", is_flag=True, help="Write one JSON array instead of a table.")
+@click.option("--membership", is_flag=True,
+              help="Write each record's cluster instead, `id, cluster_id`, one row a record: every record of the "
+              "index (or of --records), those without a near duplicate in a cluster of their own.")
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="With --membership: take every record's id from this records file (any format `index` reads, "
+              "with default columns) instead of Solr.")
 @output_options
 @solr_connection(lazy=True)
-def clusters(pairs: Path, out: Path, as_json: bool, out_format: str | None, with_text: bool,
-             solr: Callable[[], Solr]) -> None:
+def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: Path | None, out_format: str | None,
+             with_text: bool, solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
-    Each connected component of the pairs is a cluster, largest first. The
-    TSV has a header and `cluster_id<TAB>size<TAB>id,id,...` lines; an OUT
-    named .csv or .jsonl (each also .gz) or .parquet, or --format, gives the
-    same as CSV, JSON Lines or Parquet (members a list of strings).
-    --with-text lists one member a row with its text (from
-    Solr): `cluster_id, size, id, text`. PAIRS may be any pair file `report`
-    writes.
+    Each connected component of the pairs is a cluster, largest first; its
+    id is its smallest member's id, so it stays put across runs and
+    appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
+    lines; an OUT named .csv or .jsonl (each also .gz) or .parquet, or
+    --format, gives the same as CSV, JSON Lines or Parquet (members a list
+    of strings). --with-text lists one member a row with its text (from
+    Solr): `cluster_id, size, id, text`. --membership writes `id,
+    cluster_id`, one row for every record (from Solr, or --records), a
+    record without a near duplicate being a cluster of its own. PAIRS may
+    be any pair file `report` writes.
 
     \b
     Examples:
       neardup clusters pairs.tsv -o clusters.tsv
       neardup clusters pairs.csv -o clusters.csv --with-text
+      neardup clusters pairs.tsv -o membership.csv --membership
       neardup clusters pairs.tsv -o clusters.json --json
     """
-    if as_json and (out_format or with_text):
-        raise click.UsageError("--json writes members only, as one array: leave out --format and --with-text")
+    if as_json and (out_format or with_text or membership):
+        raise click.UsageError("--json writes members only, as one array: leave out --format, --with-text and "
+                               "--membership")
+    if membership and with_text:
+        raise click.UsageError("--membership writes ids and cluster ids only: leave out --with-text")
+    if records is not None and not membership:
+        raise click.UsageError("--records gives the records for --membership: add it, or leave out --records")
+    if membership:
+        ids = [r.id for r in RecordReader(records)] if records is not None \
+            else [doc[ID] for doc in solr().iter_docs([ID])]
+        found = cluster_pair_file(pairs, ids)
+        rows = write_membership(out, found, format=out_format)
+        say(f"wrote the clusters of {rows} records ({sum(c.size > 1 for c in found)} clusters of two or more) "
+            f"to {output_name(out)}")
+        return
     found = cluster_pair_file(pairs)
     write_clusters(out, found, json=as_json, format=out_format, texts=solr_texts(solr, None) if with_text else None)
     say(f"wrote {len(found)} clusters ({sum(c.size for c in found)} records) to {output_name(out)}")
+
+
+# Pairs explained by asking Solr, when the pair file holds no explanations:
+# those of the clusters the page shows first, a few requests each.
+MAX_EXPLAINED = 2000
+
+
+def _explained(nd: NearDuplicates, pairs: list[Pair], groups: list) -> list[Pair]:
+    """``pairs`` with their explanations (``NearDuplicates.explain``), where
+    the file had none and a model was kept with the index: those of the
+    first clusters, up to ``MAX_EXPLAINED``."""
+    if any(p.explanation for p in pairs) or not any(p.probability is not None for p in pairs):
+        return pairs
+    order = {member: n for n, cluster in enumerate(groups) for member in cluster.members}
+    shown = sorted(range(len(pairs)), key=lambda i: order.get(pairs[i].a, len(order)))[:MAX_EXPLAINED]
+    explained = list(pairs)
+    for at in shown:
+        try:
+            why = nd.explain(pairs[at].a, pairs[at].b)
+        except NeardupError:
+            continue  # a record no longer indexed: shown without
+        if why.probability is not None:
+            explained[at] = pairs[at]._replace(explanation=why.brief())
+    return explained
 
 
 @click.command("html")
@@ -85,6 +135,7 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
         connection = solr()
         texts = connection.texts(sorted(wanted))
         total = connection.count()
+        found = _explained(NearDuplicates(connection), found, groups)
     about = ReportSummary.read(summary_path(pairs))
     summary: dict = {} if total is None else {"records": total}
     if about is not None and about.estimated is not None:

@@ -1,0 +1,168 @@
+"""Field records at scale: neardup-solr against splink on the same records, in one run.
+
+``python -m bench.fields_run --domain crm --difficulty medium --size 2000000``
+generates ``dupehell``'s domain (``bench.fields``: its most frequent
+entity's records, about half of ``--size`` for ``crm``), then times, one
+after the other on the same machine:
+
+1. ``neardup index records.parquet --id-column record_id`` and ``neardup
+   report pairs.tsv``, as users run them, on a fresh local Solr (or the one
+   ``--solr-url`` names, a fresh core beside it);
+2. splink with the generic recipe (``bench.splink_peer``) on the same
+   Parquet file, in a child process;
+
+and scores both against the true pairs, with the peak memory of each
+process tree, and adds a section to ``bench/RESULTS.md``. Timings are
+measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from neardup_solr.evaluate import read_gold, score
+from neardup_solr.pairs import read_pairs
+from neardup_solr.solr import Solr
+from neardup_solr.summary import ReportSummary, summary_path
+
+from . import fields
+from .quality import Cores
+from .results import add_section, machine
+from .run import bench_solr
+
+HERE = Path(__file__).resolve().parent
+
+
+def timed(*command: str) -> tuple[float, str]:
+    """Run ``command``, its wall seconds and its stderr; a failure ends the run."""
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE.parent)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()[-2000:]}")
+    return time.perf_counter() - started, done.stderr
+
+
+def peak_mb() -> float:
+    """The largest resident set of a child process so far, in MB (run before
+    splink's: ours, the command line's processes; Solr's JVM is no child)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+SPLINK_CHILD = """
+import json, resource, sys
+from pathlib import Path
+from bench import splink_peer
+done = splink_peer.splink_pairs(Path(sys.argv[1]), "record_id")
+with open(sys.argv[2], "w") as out:
+    out.writelines(f"{a}\\t{b}\\n" for a, b in (sorted(p) for p in done.pairs))
+print(json.dumps({"seconds": done.seconds, "what": done.what,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def run(args: argparse.Namespace) -> dict:
+    folder = args.data or HERE / "data" / f"fields-{args.domain}-{args.difficulty}-{args.size}-{args.seed}"
+    started = time.perf_counter()
+    made = fields.generate(args.domain, args.difficulty, args.size, args.seed, folder)
+    results: dict = {"domain": args.domain, "difficulty": args.difficulty, "size": args.size, "seed": args.seed,
+                     "entity": made.entity, "records": made.rows, "true_pairs": made.true_pairs,
+                     "generated_seconds": time.perf_counter() - started,
+                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    gold = read_gold(made.truth)
+    with bench_solr(args.solr_url) as url:
+        cores = Cores(url)
+        core = cores.create("fields_run")
+        try:
+            pairs = folder / "pairs.tsv"
+            index_s, said = timed(sys.executable, "-m", "neardup_solr", "index", str(made.records), "--id-column",
+                                  fields.ID_COLUMN, "--solr-url", core, "--quiet")
+            report_s, reported = timed(sys.executable, "-m", "neardup_solr", "report", str(pairs), "--solr-url", core,
+                                       "--quiet")
+            results["machine"] = machine(Solr(core), packages=("numpy", "rapidfuzz", "pysolr", "splink", "duckdb",
+                                                               "dupehell", "neardup-solr"))
+        finally:
+            cores.remove("fields_run")
+    ours_mb = peak_mb()
+    measured = score(read_pairs(pairs), gold)
+    about = ReportSummary.read(summary_path(pairs))
+    results["ours"] = {"index_seconds": index_s, "report_seconds": report_s, "pairs": measured.found,
+                       "precision": measured.precision, "recall": measured.recall, "f1": measured.f1,
+                       "estimated": None if about is None or about.estimated is None else
+                       {"precision": about.estimated.precision, "recall": about.estimated.recall},
+                       "said": (said + reported).strip().splitlines(), "peak_mb": ours_mb}
+    splink_pairs_file = folder / "splink-pairs.tsv"
+    splink_s, told = timed(sys.executable, "-c", SPLINK_CHILD, str(made.records), str(splink_pairs_file))
+    splink_said = json.loads(told.strip().splitlines()[-1])
+    found = {frozenset(line.split("\t")) for line in splink_pairs_file.read_text().splitlines() if line}
+    true = len(found & gold)
+    precision, recall = (true / len(found) if found else 0.0), (true / len(gold) if gold else 0.0)
+    results["splink"] = {"seconds": splink_s, "pairs": len(found), "precision": precision, "recall": recall,
+                         "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+                         "peak_mb": splink_said["peak_mb"], "what": splink_said["what"]}
+    return results
+
+
+def markdown(command: str, r: dict) -> str:
+    ours, peer = r["ours"], r["splink"]
+    total = ours["index_seconds"] + ours["report_seconds"]
+    estimated = ours["estimated"]
+    return "\n".join([
+        f"## Field records at scale: {r['records']:,} {r['entity']} records of dupehell's {r['domain']} "
+        f"({r['difficulty']}) — {r['date']}",
+        "",
+        f"`{command}`: {r['records']:,} records, {r['true_pairs']:,} true pairs (generated in "
+        f"{r['generated_seconds']:.0f} s). Ours is `neardup index` + `neardup report` with defaults on a local "
+        "Solr; splink the generic recipe of `bench/splink_peer.py` on the same Parquet file, after ours, in the "
+        "same run.",
+        "",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in r["machine"].items()) + ".",
+        "",
+        "| | seconds | pairs | precision | recall | F1 | peak RSS (MB) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| neardup-solr | {total:.0f} (index {ours['index_seconds']:.0f} + report {ours['report_seconds']:.0f}) | "
+        f"{ours['pairs']:,} | {ours['precision']:.3f} | {ours['recall']:.3f} | {ours['f1']:.3f} | "
+        f"{ours['peak_mb']:.0f} |",
+        f"| splink (recipe) | {peer['seconds']:.0f} | {peer['pairs']:,} | {peer['precision']:.3f} | "
+        f"{peer['recall']:.3f} | {peer['f1']:.3f} | {peer['peak_mb']:.0f} |",
+        "",
+        f"Ratio of times, ours / splink's: {total / peer['seconds']:.2f}."
+        + ("" if estimated is None else
+           f" Our report's estimates: precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}."),
+        "",
+        "What the commands said:",
+        "",
+        *(f"    {line}" for line in ours["said"]),
+        "",
+    ])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.fields_run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--domain", default="crm", choices=fields.DOMAINS)
+    parser.add_argument("--difficulty", default="medium", choices=fields.DIFFICULTIES)
+    parser.add_argument("--size", type=int, default=2_000_000, help="dupehell's size (all entities of the domain)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data", type=Path, help="folder for the data and pairs")
+    parser.add_argument("--solr-url", help="a core on an existing local Solr (default: a fresh one)")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    args = parser.parse_args(argv)
+    command = " ".join(["python -m bench.fields_run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    results = run(args)
+    add_section(args.out, markdown(command, results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    print(f"ours {results['ours']['f1']:.3f} in {results['ours']['index_seconds'] + results['ours']['report_seconds']:.0f} s; "
+          f"splink {results['splink']['f1']:.3f} in {results['splink']['seconds']:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Clusters whose members are matches of each other, not chains.
+
+The connected components of the kept pairs chain: one false link joins two
+entities, and in data where many records look alike (one name, one city,
+one employer) a component grows to thousands of records of different
+entities through pairs that each looked like a match. Instead each
+component is split so that a cluster's members are, on the whole, matches
+of each other: agglomerative clustering by **average linkage** on the
+pairs' match weights (log-odds, bits), which merges two clusters only while
+the mean weight of all pairs across them is positive (a mean probability,
+on the log-odds scale, of at least 1/2). This is the greedy average-link
+heuristic for correlation clustering with log-odds as edge weights.
+
+A pair of a component that is not among the weighed pairs (neither kept
+nor scored) counts as :data:`MISSING` bits: weak evidence against, so that
+a record linked to one member of a large cluster by one pair does not join
+it on that pair alone, while one linked strongly to most members does. A
+caller that can weigh any pair (a report of field records) gives
+``weigh``, and every pair of a component is weighed instead.
+
+Components larger than :data:`AVERAGED` records are split by pivots
+(KwikCluster, Ailon, Charikar and Newman): the record with the strongest
+links that is left takes every record left it is linked to by a kept pair;
+linear in the pairs, deterministic.
+
+A probability of 1 counts as :data:`STRONGEST` bits, so one certain pair
+cannot outweigh any number of others.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# Bits a pair of one component counts for when it was not weighed (not a
+# kept pair, and no weigh given): a pair no band or key made a candidate is
+# rarely a match, but it says less than a pair compared and found wanting.
+MISSING = -4.0
+# A pair's weight is at most this many bits either way (a probability of 1 or 0).
+STRONGEST = 30.0
+# Components up to this many records are split by average linkage (their
+# pairs' weights held as a matrix: 300 records, 90,000 weights); larger ones
+# by pivots.
+AVERAGED = 300
+
+
+def bits(probability: float | None) -> float:
+    """A probability as a match weight in bits, within +-:data:`STRONGEST`."""
+    if probability is None:
+        return STRONGEST
+    if probability >= 1.0:
+        return STRONGEST
+    if probability <= 0.0:
+        return -STRONGEST
+    return max(-STRONGEST, min(STRONGEST, math.log2(probability / (1.0 - probability))))
+
+
+def components(count: int, left: np.ndarray, right: np.ndarray) -> list[np.ndarray]:
+    """The connected components (record numbers, ascending) of the pairs, of two records or more."""
+    parent = np.arange(count)
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(left.tolist(), right.tolist()):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    roots = np.array([root(x) for x in range(count)])
+    order = np.argsort(roots, kind="stable")
+    starts = np.flatnonzero(np.concatenate(([True], roots[order][1:] != roots[order][:-1])))
+    groups = np.split(order, starts[1:])
+    return [g for g in groups if len(g) > 1]
+
+
+def average_linkage(weights: np.ndarray) -> list[list[int]]:
+    """Clusters of the records of a square matrix of pair ``weights``
+    (bits; the diagonal unread): start from each record alone and merge the
+    two clusters of the largest mean weight across them while it is
+    positive (ties: the lowest numbers first)."""
+    size = len(weights)
+    members = [[i] for i in range(size)]
+    total = np.array(weights, np.float64)
+    np.fill_diagonal(total, -np.inf)
+    counts = np.ones((size, size))
+    alive = np.ones(size, bool)
+    while True:
+        mean = np.where(alive[:, None] & alive[None, :], total / counts, -np.inf)
+        np.fill_diagonal(mean, -np.inf)
+        best = int(np.argmax(mean))
+        i, j = divmod(best, size)
+        if not mean[i, j] > 0.0:
+            break
+        i, j = min(i, j), max(i, j)
+        members[i] += members[j]
+        members[j] = []
+        alive[j] = False
+        total[i, :] += total[j, :]
+        total[:, i] = total[i, :]
+        counts[i, :] += counts[j, :]
+        counts[:, i] = counts[i, :]
+        total[i, i] = -np.inf
+    return [sorted(m) for m in members if m]
+
+
+def pivots(size: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray) -> list[list[int]]:
+    """Clusters of ``size`` records by pivots: the record left with the
+    largest sum of positive weights takes the records left that a positive
+    pair links it to, until none is left."""
+    strength = np.zeros(size)
+    np.add.at(strength, left, np.maximum(weights, 0))
+    np.add.at(strength, right, np.maximum(weights, 0))
+    linked: list[list[int]] = [[] for _ in range(size)]
+    for a, b, w in zip(left.tolist(), right.tolist(), weights.tolist()):
+        if w > 0:
+            linked[a].append(b)
+            linked[b].append(a)
+    taken = np.zeros(size, bool)
+    found = []
+    for pivot in np.argsort(-strength, kind="stable").tolist():
+        if taken[pivot]:
+            continue
+        group = [pivot] + [x for x in linked[pivot] if not taken[x]]
+        taken[group] = True
+        found.append(sorted(set(group)))
+    return found
+
+
+def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
+          weigh: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> list[list[int]]:
+    """Clusters of ``count`` records (numbered 0 ..) from weighed pairs:
+    the components of the pairs of positive weight, each split by average
+    linkage (or by pivots, when larger than :data:`AVERAGED`). Records in no
+    such pair are left out.
+
+    Args:
+        count: how many records the numbers run over.
+        left, right, weights: pairs (record numbers) and their weights in
+            bits: the kept pairs, and any others weighed.
+        weigh: the weights of any pairs of records (numbers), when the
+            caller can weigh them; else pairs not given count as
+            :data:`MISSING`.
+
+    Returns:
+        The clusters of two records or more, each its record numbers in
+        ascending order. Costs a component's size squared for those up to
+        :data:`AVERAGED` records (each merge a pass over its matrix), and
+        its pairs for larger ones.
+    """
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    weights = np.clip(np.asarray(weights, np.float64), -STRONGEST, STRONGEST)
+    positive = weights > 0
+    found: list[list[int]] = []
+    for component in components(count, left[positive], right[positive]):
+        if len(component) == 2:
+            found.append(component.tolist())
+            continue
+        place = {int(r): n for n, r in enumerate(component.tolist())}
+        inside = np.isin(left, component) & np.isin(right, component)
+        a = np.array([place[int(x)] for x in left[inside].tolist()], np.int64)
+        b = np.array([place[int(x)] for x in right[inside].tolist()], np.int64)
+        if len(component) > AVERAGED:
+            groups = pivots(len(component), a, b, weights[inside])
+        else:
+            matrix = np.full((len(component), len(component)), MISSING)
+            if weigh is not None:
+                first, second = np.triu_indices(len(component), k=1)
+                matrix[first, second] = np.clip(weigh(component[first], component[second]), -STRONGEST, STRONGEST)
+                matrix[second, first] = matrix[first, second]
+            else:
+                matrix[a, b] = weights[inside]
+                matrix[b, a] = weights[inside]
+            groups = average_linkage(matrix)
+        found.extend(sorted(component[g].tolist()) for g in groups if len(g) > 1)
+    return found
+
+
+def split_pairs(ids: Sequence[str], pairs: Sequence[tuple[str, str, float | None]]) -> list[list[str]]:
+    """:func:`split` of pairs named by id, each weighed by its probability
+    (:func:`bits`; ``None`` counts as certain)."""
+    number = {record_id: n for n, record_id in enumerate(ids)}
+    left = np.array([number[a] for a, _, _ in pairs], np.int64)
+    right = np.array([number[b] for _, b, _ in pairs], np.int64)
+    weights = np.array([bits(p) for _, _, p in pairs], np.float64)
+    return [[ids[n] for n in group] for group in split(len(ids), left, right, weights)]

@@ -1,0 +1,69 @@
+"""Clusters that do not chain: average linkage on match weights, against
+plain checks of what it promises."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr import clustering
+from neardup_solr.clustering import MISSING, average_linkage, bits, split, split_pairs
+from neardup_solr.clusters import cluster_pairs
+from neardup_solr.pairs import Pair
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 9).flatmap(lambda n: st.lists(st.floats(-20, 20), min_size=n * (n - 1) // 2,
+                                                      max_size=n * (n - 1) // 2).map(lambda w: (n, w))))
+def test_average_linkage_stops_where_no_two_clusters_are_matches_on_the_whole(case):
+    size, flat = case
+    weights = np.zeros((size, size))
+    for (a, b), w in zip(combinations(range(size), 2), flat):
+        weights[a, b] = weights[b, a] = w
+    found = average_linkage(weights)
+    assert sorted(x for group in found for x in group) == list(range(size))
+    for group in found:
+        if len(group) > 1:  # merged only while the mean across was positive: so is the mean inside
+            assert np.mean([weights[a, b] for a, b in combinations(group, 2)]) > 0
+    for x, y in combinations(found, 2):  # and no two clusters left would merge
+        assert np.mean([weights[a, b] for a in x for b in y]) <= 0
+
+
+def test_a_chain_of_different_entities_is_cut_and_a_true_cluster_is_not():
+    # 0-1-2-3-4-5, each linked to the next by a pair at 0.999 and to no other:
+    # six records chained through look-alike neighbours.
+    chain = [(str(i), str(i + 1), 0.999) for i in range(5)]
+    groups = split_pairs([str(i) for i in range(6)], chain)
+    assert all(len(g) <= 2 for g in groups)
+    # Three records of one entity, one pair of them below the cut: still one cluster.
+    three = [("a", "b", 0.9999), ("b", "c", 0.9999)]
+    assert split_pairs(["a", "b", "c"], three) == [["a", "b", "c"]]
+    # Connected components would have joined the chain (the pairs carry no probability).
+    assert [c.size for c in cluster_pairs([(a, b) for a, b, _ in chain])] == [6]
+    assert [c.size for c in cluster_pairs([Pair(a, b, 0, 0.9, p) for a, b, p in chain])] == [2, 2, 2]
+
+
+def test_a_caller_that_weighs_every_pair_decides_the_missing_ones():
+    left, right, weights = np.array([0, 1]), np.array([1, 2]), np.array([10.0, 10.0])
+    assert split(3, left, right, weights) == [[0, 1, 2]]  # 0-2 missing: mean (10 - 4) / 2 > 0
+    strongly_apart = split(3, left, right, weights, weigh=lambda a, b: np.where((a == 0) & (b == 2), -25.0, 10.0))
+    assert sorted(map(len, strongly_apart)) == [2]  # 0-2 weighed at -25: c stays out
+
+
+def test_large_components_are_split_by_pivots(monkeypatch):
+    monkeypatch.setattr(clustering, "AVERAGED", 3)
+    # A star of 5 around record 0 and a pair 5-6 joined to it by a weak link from 4.
+    left = np.array([0, 0, 0, 0, 5, 4])
+    right = np.array([1, 2, 3, 4, 6, 5])
+    weights = np.array([20, 20, 20, 20, 20, 1.0])
+    assert split(7, left, right, weights) == [[0, 1, 2, 3, 4], [5, 6]]
+
+
+def test_bits():
+    assert bits(0.5) == 0 and bits(1.0) == clustering.STRONGEST and bits(0.0) == -clustering.STRONGEST
+    assert bits(0.8) == pytest.approx(2.0) and bits(None) == clustering.STRONGEST
+    assert MISSING < 0

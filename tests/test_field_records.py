@@ -1,0 +1,202 @@
+"""Records with fields, end to end on a real Solr: a table's columns compared
+one by one, estimates that hold, the same answer online as in the report,
+explanations that add up, and two sources linked whichever came first."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench import fields
+from conftest import create_core, drop_core, run_cli
+
+from neardup_solr import NearDuplicates
+from neardup_solr.evaluate import read_gold, score
+from neardup_solr.pairs import read_pairs
+from neardup_solr.summary import ReportSummary, summary_path
+
+
+@pytest.fixture(scope="module")
+def contacts(tmp_path_factory) -> fields.FieldSet:
+    """dupehell's CRM contacts (a development domain) at medium: typos,
+    reformatted phones and dates, hard negatives."""
+    return fields.generate("crm", "medium", 1200, 11, tmp_path_factory.mktemp("crm"))
+
+
+def _exact_key_f1(path: Path, gold: set[frozenset[str]]) -> float:
+    frame = pd.read_parquet(path)
+    found = set()
+    for _, ids in frame.dropna(subset=["first_name", "last_name"]).groupby(["first_name", "last_name"])["record_id"]:
+        ids = list(ids)
+        found.update(frozenset((a, b)) for i, a in enumerate(ids) for b in ids[i + 1:])
+    return score([type("P", (), {"key": k})() for k in found], gold).f1
+
+
+@pytest.fixture(scope="module")
+def reported(solr_node, contacts, tmp_path_factory):
+    """The contacts indexed from Parquet (every column but the id a field)
+    and reported with their explanations, as users run it: the core and
+    the pair file, shared by the tests that read them."""
+    core = create_core(solr_node)
+    done = run_cli("index", str(contacts.records), "--id-column", "record_id", "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    pairs = tmp_path_factory.mktemp("reported") / "pairs.csv"
+    done = run_cli("report", "--explain", str(pairs), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    yield core, pairs, done.stderr
+    drop_core(core)
+
+
+def test_a_table_s_columns_are_compared_one_by_one_and_its_estimates_hold(reported, contacts):
+    _, pairs, said = reported
+    line = next(x for x in said.splitlines() if x.startswith("model:"))
+    assert f"{len(contacts.columns)} fields compared one by one" in line and "estimated to miss" in line
+    gold = read_gold(contacts.truth)
+    measured = score(read_pairs(pairs), gold)
+    # Far past exact first and last names, the baseline a person would start from.
+    assert measured.f1 > 0.9 and measured.f1 > _exact_key_f1(contacts.records, gold) + 0.3
+    about = ReportSummary.read(summary_path(pairs))
+    assert about.fields is not None and about.told and about.model is None
+    assert abs(about.estimated.precision - measured.precision) <= 0.05
+    assert abs(about.estimated.recall - measured.recall) <= 0.05
+    # evaluate reads the same estimates and scores the same pairs.
+    evaluated = run_cli("evaluate", str(pairs), "--gold", str(contacts.truth), "--no-plot")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert f"f1={measured.f1:.3f}" in evaluated.stdout
+
+
+def test_online_lookups_and_explanations_give_the_report_s_probability(reported, contacts):
+    core, pairs, _ = reported
+    nd = NearDuplicates(core)
+    frame = pd.read_parquet(contacts.records)
+    kept = sorted(read_pairs(pairs), key=lambda p: (p.a, p.b))[:25]
+    rows = {r["record_id"]: r for r in frame.astype("string").to_dict("records")}
+    for pair in kept:
+        record = {k: ("" if pd.isna(v) else v) for k, v in rows[pair.a].items() if k != "record_id"}
+        found = {m.id: m for m in nd.query(record, exclude=pair.a, limit=None)}
+        assert pair.b in found, pair
+        # The pair file holds 4 decimals of the report's probability.
+        assert found[pair.b].probability == pytest.approx(pair.probability, abs=5e-5)
+        assert found[pair.b].similarity is None and pair.similarity is None  # fields, not a text, are compared
+        assert found[pair.b].distance == pair.distance
+        why = nd.explain(pair.a, pair.b)
+        assert why.probability == pytest.approx(found[pair.b].probability, rel=1e-9)
+        # A step for the prior, then one per unit: each column once, alone or with those it goes with.
+        assert why.steps[0].name == "prior"
+        named = [name for step in why.steps[1:] for name in step.name.split(" + ")]
+        assert sorted(named) == sorted(contacts.columns)
+        assert sum(step.weight for step in why.steps) == pytest.approx(why.weight)
+        assert why.brief() == pair.explanation  # the report's explanation, to the written decimals
+    # The pairs of indexed records are found by the same model.
+    again = {p.key: p for p in nd.pairs_of([nd.record(kept[0].a)])}
+    assert again[kept[0].key].probability == pytest.approx(kept[0].probability, abs=5e-5)
+
+
+def test_two_sources_give_one_index_and_one_answer_whichever_came_first(new_core, tmp_path, contacts):
+    frame = pd.read_parquet(contacts.records)
+    halves = {"crm": frame.iloc[::2], "erp": frame.iloc[1::2]}
+    for name, half in halves.items():
+        half.to_parquet(tmp_path / f"{name}.parquet", index=False)
+    answers, plans = [], []
+    for first, second in (("crm", "erp"), ("erp", "crm")):
+        core = new_core()
+        for number, name in enumerate((first, second)):
+            done = run_cli("index", *(("--append", "--no-pairs") if number else ()), str(tmp_path / f"{name}.parquet"),
+                           "--id-column", "record_id", "--source", name, "--solr-url", core.url, "-q")
+            assert done.returncode == 0, done.stderr
+        out = tmp_path / f"links-{first}.csv"
+        done = run_cli("report", "--link", str(out), "--solr-url", core.url, "-q")
+        assert done.returncode == 0, done.stderr
+        answers.append(out.read_bytes())
+        settings = NearDuplicates(core).settings
+        plans.append((settings.bands, settings.band_rows, settings.fields))
+    assert plans[0] == plans[1]
+    assert answers[0] == answers[1]
+    assert answers[0].count(b"\n") > 100
+    header = answers[0].split(b"\n")[0].decode()
+    assert header.startswith("source_a,id_a,source_b,id_b")
+
+
+def test_list_columns_and_ids_as_people_write_them(core, tmp_path):
+    people = [
+        {"id": "ann@x.com", "name": "Ann Lee", "phones": ["+1 524 555 0129", "555 0188"], "city": "Paris"},
+        {"id": "ORD/17", "name": "Ann  Lee", "phones": ["(524) 555-0129"], "city": "Paris"},
+        {"id": "SKU#4", "name": "Bob Stone", "phones": [], "city": "Rome"},
+        {"id": "x-9", "name": "Cy Young", "phones": None, "city": "Oslo"},
+    ]
+    path = tmp_path / "people.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in people), encoding="utf-8")
+    done = run_cli("index", str(path), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    nd = NearDuplicates(core)
+    assert [p.name for p in nd.settings.fields] == ["name", "phones", "city"]  # the list column is a field
+    assert nd.record("/ORD/17").fields == (("name", "Ann  Lee"), ("phones", "(524) 555-0129"), ("city", "Paris"))
+    assert nd.record("ann@x.com").fields[1] == ("phones", "+1 524 555 0129; 555 0188")
+    pairs = tmp_path / "pairs.csv"
+    done = run_cli("report", "--cut", "0.5", "--as-text", str(pairs), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(pairs.open(encoding="utf-8")))
+    # The ids as given; read back as the same records.
+    assert [(r["id_a"], r["id_b"]) for r in rows] == [("ORD/17", "ann@x.com")]
+    assert read_pairs(pairs)[0].key == frozenset({"/ORD/17", "ann@x.com"})
+
+
+def test_the_pairs_explain_themselves_in_the_file_and_on_the_page(reported, tmp_path):
+    core, pairs, _ = reported
+    rows = list(csv.DictReader(pairs.open(encoding="utf-8")))
+    assert rows and all(r["explanation"].startswith("prior ") for r in rows)
+    for row in rows[:50]:  # the steps add up to the probability written beside them
+        weights = [float(step.rsplit(" ", 1)[1]) for step in row["explanation"].split("; ")]
+        total = sum(weights)
+        assert 1 / (1 + 2 ** -total) == pytest.approx(float(row["probability"]), abs=0.01 + 1e-2 * len(weights))
+    page = tmp_path / "page.html"
+    done = run_cli("html", str(pairs), "-o", str(page), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    assert html.count('<td class="why">') >= min(len(rows), 200)
+    assert re.search(r"email exact <b>\+\d", html)
+
+
+def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):
+    rows = [{"id": str(i), "name": f"Name{i} Person{i * 7}", "city": f"City{i % 97}", "code": f"C-{i:05d}"}
+            for i in range(1500)]
+    path = tmp_path / "unique.csv"
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert run_cli("index", str(path), "--solr-url", core.url, "-q").returncode == 0
+    done = run_cli("report", str(tmp_path / "pairs.tsv"), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    assert "could not tell matches from non-matches" in done.stderr
+    assert ReportSummary.read(tmp_path / "pairs.model.json").told is False
+
+
+def test_texts_of_two_sources_give_one_answer_whichever_came_first(new_core, tmp_path):
+    from bench.generate import generate_linked
+
+    a, b, truth = generate_linked(1500, 5, tmp_path / "linked")
+    # One source four times the other's size: a banding chosen from either alone would differ.
+    lines = b.read_text(encoding="utf-8").splitlines(keepends=True)
+    b.write_text("".join(lines[:375]), encoding="utf-8")
+    answers, bandings = [], []
+    for first, second in ((("a", a), ("b", b)), (("b", b), ("a", a))):
+        core = new_core()
+        for number, (name, path) in enumerate((first, second)):
+            done = run_cli("index", *(("--append", "--no-pairs") if number else ()), str(path), "--source", name,
+                           "--solr-url", core.url, "-q")
+            assert done.returncode == 0, done.stderr
+        out = tmp_path / f"links-{first[0]}.tsv"
+        done = run_cli("report", "--link", str(out), "--solr-url", core.url, "-q")
+        assert done.returncode == 0, done.stderr
+        answers.append(out.read_bytes())
+        settings = NearDuplicates(core).settings
+        bandings.append((settings.bands, settings.band_rows))
+    assert bandings[0] == bandings[1] and answers[0] == answers[1]
+    found = read_pairs(tmp_path / "links-a.tsv")
+    assert score(found, read_gold(truth)).precision > 0.95 and len(found) > 150

@@ -1,0 +1,155 @@
+"""The field model: EM against data drawn from a known model, explanations
+that add up, a fit that cannot tell saying so, rare values weighing more."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup_solr import explanations
+from neardup_solr.comparisons import level_names
+from neardup_solr.fieldmodel import FieldModel, chance, fit, probability
+from neardup_solr.summary import FieldSummary, ReportSummary
+
+KINDS = ("name", "code", "category")
+# Each kind's level probabilities, "missing" first (never drawn here).
+M = [np.array([0, 0.70, 0.10, 0.08, 0.04, 0.08]), np.array([0, 0.80, 0.10, 0.04, 0.06]), np.array([0, 0.95, 0.05])]
+U = [np.array([0, 0.002, 0.001, 0.01, 0.005, 0.982]), np.array([0, 0.001, 0.02, 0.05, 0.929]), np.array([0, 0.2, 0.8])]
+
+
+def draw(rng: np.random.Generator, shares: list[np.ndarray], count: int) -> np.ndarray:
+    return np.stack([rng.choice(len(p), size=count, p=p) for p in shares], axis=1).astype(np.int8)
+
+
+def test_em_recovers_the_model_the_candidates_were_drawn_from():
+    rng = np.random.default_rng(3)
+    # Every pair is a candidate here (no key chose them): the prior is the candidates' share of matches.
+    matches, others = 3_000, 30_000
+    total = matches + others
+    levels = np.concatenate([draw(rng, M, matches), draw(rng, U, others)])
+    u = chance(draw(rng, U, 1_000_000), KINDS)
+    model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total)
+    assert model.prior == pytest.approx(matches / total, rel=0.05)
+    for f in range(3):
+        assert np.asarray(model.m[f][1:]) == pytest.approx(M[f][1:], abs=0.02)
+    assert model.separated
+    p = model.probabilities(levels)
+    # Its probabilities are calibrated: the expected matches are the matches.
+    assert p.sum() == pytest.approx(matches, rel=0.03)
+    assert p[:matches].mean() > 0.95 and p[matches:].mean() < 0.01
+
+
+def test_fields_a_key_forced_to_agree_are_learned_from_the_other_candidates():
+    rng = np.random.default_rng(4)
+    total = 10_000_000
+    # A key on field c (the category) made most candidates: they all agree on it, matches or not.
+    keyed = np.concatenate([draw(rng, M, 1_000), draw(rng, U, 40_000)])
+    keyed[:, 2] = 1
+    others = np.concatenate([draw(rng, M, 2_000), draw(rng, U, 2_000)])
+    levels = np.concatenate([keyed, others])
+    usable = np.concatenate([np.full(len(keyed), 0b011), np.full(len(others), 0b111)])
+    u = chance(draw(rng, U, 1_000_000), KINDS)
+    model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total, usable=usable)
+    assert model.m[2][1] == pytest.approx(0.95, abs=0.02)
+    forced = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total)  # as if the key read nothing
+    assert forced.m[2][1] > 0.98
+
+
+def test_a_fit_without_matches_says_it_cannot_tell():
+    rng = np.random.default_rng(5)
+    levels = draw(rng, U, 20_000)
+    u = chance(draw(rng, U, 1_000_000), KINDS)
+    model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=5_000_000)
+    assert not model.separated
+    assert model.probabilities(levels).sum() < 20
+
+
+def _model() -> FieldModel:
+    return FieldModel(names=("a", "b", "c"), kinds=KINDS, m=tuple(tuple(x.tolist()) for x in M),
+                      u=tuple(tuple(x.tolist()) for x in U), prior=1e-5, min_share=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(*(st.integers(0, len(level_names(k)) - 1) for k in KINDS)),
+       st.lists(st.floats(1e-9, 1.0), min_size=3, max_size=3))
+def test_an_explanation_adds_up_to_the_probability(levels, shares):
+    model = _model()
+    row = np.array([levels], np.int8)
+    expected = float(model.probabilities(row, np.array([shares]))[0])
+    why = explanations.of_fields("x", "y", model, list(levels), shares, ["", "", ""], ["", "", ""])
+    assert why.weight == pytest.approx(float(model.weights(row, np.array([shares]))[0]), abs=1e-9)
+    assert why.probability == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert [step.name for step in why.steps] == ["prior", "a", "b", "c"]
+    brief = why.brief().split("; ")
+    assert len(brief) == 4 and math.isclose(sum(float(s.rsplit(" ", 1)[1]) for s in brief), why.weight, abs_tol=0.02)
+
+
+def test_agreeing_on_a_rare_value_weighs_more():
+    model = _model()
+    exact = np.array([[1, 0, 0]], np.int8)
+    common, rare, rarest = (float(model.weights(exact, np.array([[share, 1, 1]]))[0]) for share in (0.1, 1e-4, 1e-9))
+    assert common < rare < rarest
+    # A value's share counts as at least min_share: one rare value is evidence, not proof.
+    assert rarest == pytest.approx(model.prior_weight + math.log2(0.7 / 1e-6))
+    # Without the shares, the exact level weighs by u.
+    assert float(model.weights(exact)[0]) == pytest.approx(model.prior_weight + math.log2(0.7 / 0.002))
+    assert probability(0.0) == 0.5
+
+
+def test_the_summary_of_field_records_reads_back_equal(tmp_path):
+    about = ReportSummary.of_fields(FieldSummary(keys=("email", "name + city"), missed=0.012, random_pairs=1000,
+                                                 separated=True, model=_model()),
+                                    candidates=500, true_pairs=101.5, pairs=98, precision=0.97, recall=0.93)
+    about.write(tmp_path / "pairs.model.json")
+    assert ReportSummary.read(tmp_path / "pairs.model.json") == about
+    assert about.estimated.proposed == pytest.approx(0.988) and about.model is None and about.told
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda fields: st.lists(
+    st.tuples(st.lists(st.integers(0, 6), min_size=fields, max_size=fields), st.integers(0, (1 << 20) - 1)),
+    min_size=1, max_size=40)))
+def test_patterns_are_each_distinct_row_and_its_count(rows):
+    from collections import Counter
+
+    from neardup_solr.fieldmodel import Patterns
+
+    levels = np.array([r for r, _ in rows], np.int8)
+    bits = np.array([b for _, b in rows], np.int64)
+    found = Patterns.of(levels, bits)
+    expected = Counter((tuple(r), b) for r, b in rows)
+    assert {(tuple(r.tolist()), int(b)): c for r, b, c in zip(found.levels, found.bits, found.counts)} == expected
+    assert found.pairs == len(rows)
+
+
+def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones():
+    """A state implied by its city is one unit with it; a restaurant's name
+    and address, rare values its duplicates share, stay apart, however often
+    the duplicates among the random pairs agree on both."""
+    from neardup_solr.comparisons import EXACT, MISSING
+    from neardup_solr.linkage import units_of
+
+    rng = np.random.default_rng(5)
+    entities = 1500
+    city = rng.integers(0, 40, entities)
+    columns = {"name": np.arange(entities), "addr": np.arange(entities), "city": city, "state": city % 8,
+               "kind": rng.integers(0, 5, entities)}
+    # A third of the entities appear twice, as the duplicates of a small table do.
+    rows = np.concatenate([np.arange(entities), rng.choice(entities, entities // 3, replace=False)])
+    a, b = np.triu_indices(len(rows), 1)
+    take = rng.choice(len(a), 200_000, replace=False)
+    a, b = rows[a[take]], rows[b[take]]
+    levels = np.stack([np.where(values[a] == values[b], EXACT, EXACT + 1) for values in columns.values()], axis=1)
+    # A duplicate's name or address is often written differently.
+    same = a == b
+    for f, kept in ((0, 0.7), (1, 0.5)):
+        levels[same & (rng.random(len(a)) > kept), f] = EXACT + 1
+    levels[rng.random(levels.shape) < 0.02] = MISSING
+    names = list(columns)
+    found = {tuple(names[f] for f in unit) for unit in units_of(levels.astype(np.int8))}
+    assert ("city", "state") in found
+    assert ("name",) in found and ("addr",) in found and ("kind",) in found

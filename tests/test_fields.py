@@ -1,0 +1,217 @@
+"""Fields: what a field holds, its values made comparable, comparisons by
+kind against plain reference code, keys against a brute force."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import JaroWinkler, Levenshtein
+
+from neardup_solr.comparisons import COMPARISONS, EXACT, MISSING, Column, compare, compare_values, level_names
+from neardup_solr.fields import Day, clean, kind_of, normal, parse_date, parse_number, profile
+from neardup_solr.keys import Key, choose_keys, combined, key_codes, key_form, key_pairs, missed_share, pairs_cost
+
+
+def test_clean_folds_what_a_person_would_not_see():
+    # Zero-width characters, accents, look-alike Cyrillic letters, case and spacing.
+    assert clean("  Ren\u200bée  D\u0455ouza ") == "renee dsouza"
+    assert clean("\ufeffHe\u200dllo\u200c") == "hello"
+    assert clean("ЅС") == "sc"  # Cyrillic DZE and ES, drawn as S and C
+    assert clean("Ｓｐａｇｏ") == "spago"  # full-width forms
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("2024-03-12", Day(2024, 3, 12)),
+    ("2024/03/12 02:00", Day(2024, 3, 12, "02:00:00")),
+    ("20240312", Day(2024, 3, 12)),
+    ("12-15-2024", Day(2024, 12, 15)),  # month first: 15 is no month
+    ("24/05/2023 16:00:00", Day(2023, 5, 24, "16:00:00")),  # day first: 24 is no month
+    ("03/04/2024", Day(2024, 4, 3, "", True)),  # either way round
+    ("2024-14-02 23:00:00", Day(2024, 2, 14, "23:00:00")),  # month and day swapped in ISO order
+    ("5 January 2020", Day(2020, 1, 5)),
+    ("Jan 5, 2020", Day(2020, 1, 5)),
+])
+def test_dates_in_the_formats_people_write(written, expected):
+    assert parse_date(written) == expected
+
+
+@pytest.mark.parametrize("written", ["2024-13-13", "32/01/2020", "soon", "12345", "2024-02", ""])
+def test_what_is_no_date(written):
+    assert parse_date(written) is None
+
+
+def test_normal_forms():
+    assert normal("phone", "+1 (524) 555-0129") == normal("phone", "15 24 55 50 12 9") == "15245550129"
+    assert normal("code", "ACCO-0000000050") == "acco0000000050"
+    assert normal("date", "24/05/2023 16:00") == "2023-05-24 16:00:00"
+    assert normal("date", "03/04/2024") == normal("date", "04/03/2024") == "2024-03-04?"
+    assert normal("number", "1,234.50") == normal("number", "$1234.5") == "1234.5"
+    assert normal("email", "Ann.Lee @Example.com") == "ann.lee@example.com"
+    # Names and text as records are repaired: street suffixes, ordinals, "&".
+    assert normal("text", "8638 W. Third Street") == normal("text", "8638 w 3rd st") == "8638 w 3rd st"
+    assert normal("name", "Smith & Wollensky") == "smith and wollensky"
+    assert normal("name", " \u200b ") == ""  # nothing left: missing
+
+
+def test_parse_number():
+    assert parse_number("12.5%") == 12.5
+    assert parse_number("1e3") == 1000.0
+    assert parse_number("12 apples") is None
+    assert parse_number("nan") is None
+
+
+@pytest.mark.parametrize(("values", "kind"), [
+    (["ann@x.com", "bo@y.org", "cy@z.net", "d@e.fr", "not one"], "email"),
+    (["2024-01-02", "03/04/2020", "1999-12-31", "20200101", "12-15-2024"], "date"),
+    (["+1 524 555 0129", "(310) 246-1501", "0049 30 1234567", "555-0188 x12", "+44 20 7946 0958"], "phone"),
+    ([str(x * 1.37) for x in range(200)], "number"),
+    (["SKU-001", "SKU-002", "A17", "ORD/17", "X-9"], "code"),
+    (["Gold", "Silver", "Bronze"] * 40, "category"),
+    (["Ann Lee", "Bob Stone", "Cy Young", "Di Low", "Ed Park"], "name"),
+    (["12224 Ventura Blvd. Studio City CA 91604 near the corner of the park"] * 2 +
+     ["701 Stone Canyon Rd. Bel Air, a hotel with gardens and a lake"] * 2, "text"),
+])
+def test_kind_from_the_values(values, kind):
+    assert kind_of(values) == kind
+
+
+def test_a_few_values_are_no_category():
+    # Two values, each seen once, are not a category: a category's values repeat.
+    assert kind_of(["Ann Lee", "Bob Stone"]) == "name"
+
+
+def test_profile_counts_filled_and_distinct_normal_forms():
+    rows = [{"name": "Ann", "city": "Paris"}, {"name": "ann", "city": ""}, {"name": "Bo"}, {"name": "Cy", "city": "Rome"}]
+    name, city = profile(["name", "city"], rows)
+    assert (name.filled, name.distinct) == (1.0, 0.75)  # Ann and ann are one value
+    assert (city.filled, city.distinct) == (0.5, 1.0)
+
+
+def _level_of(kind: str, x: str | None, y: str | None) -> int:
+    """The level by the table in comparisons.py, written out plainly for one pair."""
+    a, b = (normal(kind, v) if v else "" for v in (x, y))
+    if not a or not b:
+        return MISSING
+    if a == b:
+        return EXACT
+    if kind == "name":
+        jw = JaroWinkler.similarity(a, b)
+        if jw >= 0.92 - 1e-6:
+            return 2
+        if jw >= 0.8 - 1e-6:
+            return 3
+        short, long = sorted((a, b), key=len)
+        words = long.split()
+        part = long.startswith(short) if len(short) == 1 else all(
+            any(o == w or (len(w) == 1 and o.startswith(w)) for o in words) for w in short.split())
+        return 4 if part else 5
+    if kind == "code":
+        d = Levenshtein.distance(a, b)
+        return 2 if d == 1 else 3 if d == 2 else 4
+    if kind == "category":
+        return 2
+    raise AssertionError(kind)
+
+
+NAMES = st.sampled_from(["ann", "anne", "a", "ann lee", "lee", "a lee", "bob", "rob", "robert", "bo", "", None])
+CODES = st.sampled_from(["a1", "a2", "a12", "b1", "ab12", "ba12", "a-1", "", None])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["name", "code", "category"]), st.data())
+def test_compare_on_arrays_is_the_plain_comparison_of_each_pair(kind, data):
+    values = data.draw(st.lists(NAMES if kind != "code" else CODES, min_size=2, max_size=12))
+    column = Column.of(kind, values)
+    pairs = list(combinations(range(len(values)), 2))
+    left = np.array([a for a, _ in pairs])
+    right = np.array([b for _, b in pairs])
+    found = compare(column, left, right).tolist()
+    assert found == [_level_of(kind, values[a], values[b]) for a, b in pairs]
+    assert found == [compare_values(kind, values[a] or "", values[b] or "") for a, b in pairs]
+
+
+@pytest.mark.parametrize(("kind", "x", "y", "level"), [
+    ("date", "2024-03-12 02:00:00", "2025/03/12 02:00:00", "one of year, month, day differs"),
+    ("date", "2024-02-14", "2024-14-02", "exact"),
+    ("date", "1998-01-04", "1998-04-01", "day and month swapped"),
+    ("date", "03/04/2024", "2024-04-03", "exact"),  # either way round, and one way is this one
+    ("date", "2024-01-01", "2024-05-05", "same year"),
+    ("date", "2024-01-01 10:00", "2024-01-01 11:00", "same year"),  # one day, two times: two events
+    ("date", "2024-01-01", "1990-07-09", "different"),
+    ("phone", "+1-524-555-0129", "0015245550129", "exact"),
+    ("phone", "+1-524-555-0129", "(524) 555-0129", "same last 7 digits"),
+    ("email", "melba@example.com", "melba@mail.com", "same mailbox, other domain"),
+    ("number", "100", "100.2", "within 0.5%"),
+    ("number", "100", "108", "within 10%"),
+    ("number", "100", "200", "different"),
+    ("text", "3130 Piedmont Rd. NE", "3130 Piedmont Road", "token set ratio >= 90"),
+    ("name", "J Smith", "John Smith", "an initial or a part of the other"),
+    ("name", "Jordan", "", "missing"),
+])
+def test_levels_by_kind(kind, x, y, level):
+    assert level_names(kind)[compare_values(kind, x, y)] == level
+    assert level_names(kind)[compare_values(kind, y, x)] == level  # either way round
+
+
+def test_every_kind_has_exact_first_and_different_last():
+    for kind, levels in COMPARISONS.items():
+        assert levels[0] == "exact" and levels[-1] == "different", kind
+
+
+def test_key_forms_survive_the_usual_damage():
+    assert key_form("date", "2024-03-12 02:00:00") == key_form("date", "2024-12-03") == "2024-03-12"
+    assert key_form("phone", "15245550129") == key_form("phone", "5245550129") == "5550129"
+    assert key_form("email", "melba@example.com") == key_form("email", "melba@mail.com")
+    assert key_form("name", "hearth k") == key_form("name", "hearthstone") == "hear"  # a middle initial
+    assert key_form("name", "hearthstone holdings group", 2) == "hear hold"  # a company's two first words
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", ""]), st.sampled_from(["x", "y", ""])),
+                min_size=2, max_size=25), st.integers(2, 6))
+def test_key_pairs_are_the_pairs_sharing_a_key(rows, bucket):
+    columns = [Column.of("code", [r[0] or None for r in rows]), Column.of("code", [r[1] or None for r in rows])]
+    codes = key_codes(columns, profile(["a", "b"], []))
+    keys = [Key((0,)), Key((0, 1))]
+    left, right, bits = key_pairs(codes, keys, max_bucket=bucket)
+    expected: dict[tuple[int, int], int] = {}
+    for number, key in enumerate(keys):
+        shared: dict[tuple, list[int]] = {}
+        for at, row in enumerate(rows):
+            value = tuple(row[i] for i in key.fields)
+            if all(value):
+                shared.setdefault(value, []).append(at)
+        for members in shared.values():
+            if len(members) <= bucket:
+                for a, b in combinations(members, 2):
+                    expected[(a, b)] = expected.get((a, b), 0) | 1 << number
+    assert dict(zip(zip(left.tolist(), right.tolist()), bits.tolist())) == expected
+    for key in keys:  # a key's cost is the pairs sharing it, missing values apart
+        held = [tuple(r[i] for i in key.fields) for r in rows if all(r[i] for i in key.fields)]
+        assert pairs_cost(combined(codes, key)) == sum(held.count(v) * (held.count(v) - 1) / 2 for v in set(held))
+
+
+def test_keys_are_chosen_within_the_budget_single_fields_first():
+    rng = np.random.default_rng(1)
+    n = 2000
+    unique = [f"u{i}" for i in range(n)]
+    common = [str(rng.integers(0, 5)) for _ in range(n)]
+    other = [f"o{rng.integers(0, 40)}" for _ in range(n)]
+    columns = [Column.of("code", unique), Column.of("code", common), Column.of("code", other)]
+    profiles = profile(["unique", "common", "other"], [{"unique": a, "common": b, "other": c}
+                                                      for a, b, c in zip(unique, common, other)])
+    keys = choose_keys(key_codes(columns, profiles), profiles)
+    # The unique field alone; the common one (5 values, a category) and the other (40 values: 50,000 pairs,
+    # past the budget of 20,000) only together (200 values: 10,000 pairs).
+    assert keys == [Key((0,)), Key((1, 2))]
+
+
+def test_missed_share_is_the_chance_of_disagreeing_on_every_key():
+    keys = [Key((0,)), Key((1, 2))]
+    # Field 0 agrees half the time, 1 and 2 each 0.8: missed = 0.5 * (1 - 0.64).
+    assert missed_share({0: 0.5, 1: 0.8, 2: 0.8}, keys, [1.0, 1.0, 1.0], draws=400_000) == pytest.approx(0.18, abs=0.005)
+    assert missed_share({}, [], [1.0]) == 1.0
