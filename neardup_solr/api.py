@@ -257,12 +257,15 @@ class NearDuplicates:
         records = in_source(as_records(records, id, text), source)
         choosing = bands is None and band_rows is None
         drawn = reader
-        if reader is None:
-            # The banding is chosen from all records, drawn at random; the fields' kinds from the first ones.
-            records = list(records) if choosing else iter(records)
-            drawn = records if choosing else list(islice(records, SAMPLE_RECORDS))
-            if not choosing:
-                records = chain(drawn, records)
+        if not choosing:
+            # The fields' kinds from the first records, in the one reading (standard input has no second).
+            records = iter(records)
+            drawn = list(islice(records, SAMPLE_RECORDS))
+            records = chain(drawn, records)
+        elif reader is None:
+            # The banding is chosen from all records, drawn at random.
+            records = list(records)
+            drawn = records
         plan = choose_plan(drawn, lsh_shingles, banding=choosing)
         if plan.choice is not None:
             if on_banding is not None:
