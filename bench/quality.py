@@ -209,8 +209,18 @@ class Cores:
         self.base = core_url.rstrip("/").rsplit("/", 1)[0]
 
     def create(self, name: str) -> str:
+        """A fresh core ``name`` (one a killed run left is removed first)."""
+        if name in self._names():
+            self.remove(name)
         self._admin(action="CREATE", name=name, configSet="neardup")
         return f"{self.base}/{name}"
+
+    def _names(self) -> set[str]:
+        try:
+            answer = requests.get(f"{self.base}/admin/cores", params={"action": "STATUS", "wt": "json"}, timeout=300)
+            return set(answer.json()["status"]) if answer.status_code == 200 else set()
+        except (requests.RequestException, ValueError, KeyError):
+            return set()
 
     def remove(self, name: str) -> None:
         self._admin(action="UNLOAD", core=name, deleteInstanceDir="true")
