@@ -263,16 +263,18 @@ def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]
 # times more often than if they were independent are dependent (a city and
 # its state, a postcode and its city), and are compared together.
 DEPENDENT_LIFT = 3.0
-# A field whose values random pairs share less often than this is
-# distinctive: two records sharing such a value are likely one entity.
-DISTINCTIVE = 0.01
+# A field is distinctive when random pairs share its values less often than
+# this many times the share of random pairs that are matches (about one in
+# as many pairs as there are records, a duplicate a record): a tenth or more
+# of its agreements among them may then be matches'.
+DISTINCTIVE = 10.0
 # Joint agreements seen among the random pairs before a lift is believed.
 DEPENDENT_SEEN = 5
 # At most this many fields are compared together (their levels multiply).
 UNIT_FIELDS = 3
 
 
-def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
+def units_of(levels: np.ndarray, records: int) -> list[tuple[int, ...]]:
     """Which fields are compared together: those whose exact agreements
     among random pairs' ``levels`` (pairs x fields) depend on each other
     (:data:`DEPENDENT_LIFT`), joined strongest first, at most
@@ -281,16 +283,17 @@ def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
     The model takes its units to be independent of each other within each
     class; a city and its state are not (one implies the other), and
     counted apart they would count one agreement twice. A distinctive field
-    (values random pairs rarely share, :data:`DISTINCTIVE`) stays alone, and
-    pairs whose agreements on the other fields are
-    together as rare as a distinctive value are left out of the count: among
-    random pairs those are likely matches, which agree together for another
-    reason than dependence."""
+    (values random pairs of ``records`` rarely share, :data:`DISTINCTIVE`)
+    stays alone, and pairs whose agreements on the other fields are together
+    as rare as a distinctive value are left out of the count: among random
+    pairs those are likely matches, which agree together for another reason
+    than dependence."""
     exact = levels == EXACT
     filled = levels != MISSING
     filled_share = np.maximum(filled.mean(axis=0), 1e-12)
     chance_exact = np.maximum(exact.mean(axis=0) / filled_share, 1e-12)
-    distinctive = chance_exact < DISTINCTIVE
+    rare = min(DISTINCTIVE / max(records, 1), 0.5)
+    distinctive = chance_exact < rare
     # How rare each pair's agreements are, as -log of their chance taken independently.
     rarity = -np.log(chance_exact)
     agreed = exact @ rarity
@@ -303,7 +306,7 @@ def units_of(levels: np.ndarray) -> list[tuple[int, ...]]:
                 continue
             # Among a few thousand records every pair is "random", and some are matches.
             others = agreed - exact[:, f] * rarity[f] - exact[:, g] * rarity[g]
-            apart = others < -np.log(DISTINCTIVE)
+            apart = others < -np.log(rare)
             both = filled[:, f] & filled[:, g] & apart
             if not both.any():
                 continue
@@ -408,7 +411,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     verifying(len(found))
     random_left, random_right = random_pairs(records, link=link)
     random_levels = levels_of(records.columns, random_left, random_right)
-    units = units_of(random_levels)
+    units = units_of(random_levels, len(records))
     unit_kinds = [joint_kind([kinds[f] for f in unit]) for unit in units]
     names = [" + ".join(profiles[f].name for f in unit) for unit in units]
     levels = joint(field_levels, units, kinds)

@@ -150,6 +150,6 @@ def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones()
         levels[same & (rng.random(len(a)) > kept), f] = EXACT + 1
     levels[rng.random(levels.shape) < 0.02] = MISSING
     names = list(columns)
-    found = {tuple(names[f] for f in unit) for unit in units_of(levels.astype(np.int8))}
+    found = {tuple(names[f] for f in unit) for unit in units_of(levels.astype(np.int8), len(rows))}
     assert ("city", "state") in found
     assert ("name",) in found and ("addr",) in found and ("kind",) in found
