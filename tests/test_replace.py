@@ -252,21 +252,33 @@ def test_standard_input_cut_short_leaves_the_index_as_it_was(core, restaurant_re
     assert Solr(core.url).count() == cut.count("\n")
 
 
+def held_open_replacement(core, lines: list[str]) -> subprocess.Popen:
+    """``neardup index -`` replacing the index with ``lines``, all but the
+    last 100 written, once half of them are in its new core: under way, its
+    input held open (the rest to be written by the caller)."""
+    run = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20", "--band-rows", "5",
+                            "--solr-url", core.url, "-q"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=child_env())
+    try:
+        before = adds_by_core([core.base_url], core.name)
+        run.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
+        run.stdin.flush()
+        while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:
+            assert run.poll() is None, run.stderr.read()
+            time.sleep(0.05)
+    except BaseException:
+        run.kill()
+        raise
+    return run
+
+
 def test_a_second_replacement_or_an_append_while_one_runs_is_refused_in_one_line(core, restaurant_records, tmp_path):
     # Before, the second replacement removed the first one's new core as a leftover, and the first failed with
     # 544 bytes of Solr's HTML (HTTP 404); an append went to the index being replaced, and was lost with it.
     indexed(core.url, restaurant_records)
     lines = new_records(tmp_path / "new.txt").read_text().splitlines(keepends=True)
-    first = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20", "--band-rows", "5",
-                              "--solr-url", core.url, "-q"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=child_env())
+    first = held_open_replacement(core, lines)
     try:
-        before = adds_by_core([core.base_url], core.name)
-        first.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
-        first.stdin.flush()
-        while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:  # under way, its input held open
-            assert first.poll() is None, first.stderr.read()
-            time.sleep(0.05)
         other = write_records(tmp_path / "other.txt", [f"x{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(200)])
         second = run_cli("index", str(other), "--solr-url", core.url, "-q")
         assert second.returncode == 1, second.stderr
@@ -298,16 +310,8 @@ def test_a_replacement_whose_new_core_is_removed_under_it_says_so_in_one_line(co
     indexed(core.url, restaurant_records)
     before = served(core.url, tmp_path, "before.tsv")
     lines = new_records(tmp_path / "new.txt").read_text().splitlines(keepends=True)
-    run = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20", "--band-rows", "5",
-                            "--solr-url", core.url, "-q"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=child_env())
+    run = held_open_replacement(core, lines)
     try:
-        adds = adds_by_core([core.base_url], core.name)
-        run.stdin.write("".join(lines[:-100]))
-        run.stdin.flush()
-        while adds_since(adds, [core.base_url], core.name) < NEW_RECORDS // 2:
-            assert run.poll() is None, run.stderr.read()
-            time.sleep(0.05)
         [building] = leftovers(core.base_url, core.name)
         answer = requests.get(f"{core.base_url}/admin/cores", timeout=60, params={
             "action": "UNLOAD", "core": building, "deleteIndex": "true", "deleteInstanceDir": "true"})
