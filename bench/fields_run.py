@@ -28,10 +28,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from neardup_solr.evaluate import read_gold, score
-from neardup_solr.pairs import read_pairs
-from neardup_solr.solr import Solr
-from neardup_solr.summary import ReportSummary, summary_path
+from neardup_solr.results.evaluate import read_gold, score
+from neardup_solr.results.pairs import read_pairs
+from neardup_solr.index.solr import Solr
+from neardup_solr.match.summary import ReportSummary, summary_path
 
 from . import fields
 from .quality import Cores

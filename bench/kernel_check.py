@@ -15,14 +15,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from neardup_solr.bulk import _weighed_candidates
-from neardup_solr.collisions import MAX_BUCKET
-from neardup_solr.state import IndexSettings
-from neardup_solr.kernel import CloseTable, score_pairs
-from neardup_solr.schema import TOKENS
-from neardup_solr.similarity import CloseWords, Weights, number_agreement, numbers, similarity
-from neardup_solr.solr import Solr
-from neardup_solr.verify import text_vector
+from neardup_solr.modes.bulk import _weighed_candidates
+from neardup_solr.match.buckets import MAX_BUCKET
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.match.kernel import CloseTable, score_pairs
+from neardup_solr.index.schema import TOKENS
+from neardup_solr.match.similarity import CloseWords, Weights, number_agreement, numbers, similarity
+from neardup_solr.index.solr import Solr
+from neardup_solr.match.verify import text_vector
 
 
 class KernelMismatch(AssertionError):

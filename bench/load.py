@@ -54,12 +54,12 @@ from urllib.parse import quote
 import numpy as np
 import requests
 
-from neardup_solr.state import MODEL_PROPERTY
+from neardup_solr.index.state import MODEL_PROPERTY
 from neardup_solr.errors import NeardupError
-from neardup_solr.evaluate import read_gold
-from neardup_solr.records import RecordReader
-from neardup_solr.search import OnlineSearch
-from neardup_solr.solr import Solr
+from neardup_solr.results.evaluate import read_gold
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.index.solr import Solr
 
 from .cpu import PROC, cpu_seconds
 from .results import add_section, free_port, machine

@@ -23,11 +23,11 @@ from pathlib import Path
 import mmh3
 from datasketch import MinHash, MinHashLSH
 
-from neardup_solr.record import id_key
-from neardup_solr.records import RecordReader
-from neardup_solr.repair import repair
-from neardup_solr.shingles import char_shingles, word_shingles
-from neardup_solr.solr import index_term
+from neardup_solr.records.record import id_key
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.text.repair import repair
+from neardup_solr.text.shingles import char_shingles, word_shingles
+from neardup_solr.index.solr import index_term
 
 BATCH = 10_000
 

@@ -8,7 +8,7 @@ in child processes and with no option changed::
     neardup index RECORDS
     neardup report PAIRS
 
-then scores the pairs against the set's true pairs (``neardup_solr.evaluate``,
+then scores the pairs against the set's true pairs (``neardup_solr.results.evaluate``,
 what ``neardup evaluate`` prints) and writes a table: records, true pairs,
 pairs, precision, recall, F1, the report's own estimates of precision and
 recall beside the measured ones (from the model file the report writes
@@ -63,13 +63,13 @@ from pathlib import Path
 
 import requests
 
-from neardup_solr.collisions import MAX_BUCKET
+from neardup_solr.match.buckets import MAX_BUCKET
 from neardup_solr.errors import NeardupError
-from neardup_solr.evaluate import read_gold, score
-from neardup_solr.summary import ReportSummary, summary_path
-from neardup_solr.pairs import read_pairs
-from neardup_solr.schema import BAND_KEYS, ID
-from neardup_solr.solr import Solr
+from neardup_solr.results.evaluate import read_gold, score
+from neardup_solr.match.summary import ReportSummary, summary_path
+from neardup_solr.results.pairs import read_pairs
+from neardup_solr.index.schema import BAND_KEYS, ID
+from neardup_solr.index.solr import Solr
 
 from . import documents, fields, generate, kernel_check, mentions, people, splink_peer
 from .results import machine

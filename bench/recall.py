@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from neardup_solr.bands import collision_probability
-from neardup_solr.evaluate import read_gold
-from neardup_solr.pairs import read_pairs
-from neardup_solr.records import RecordReader
-from neardup_solr.shingles import jaccard
+from neardup_solr.lsh.bands import collision_probability
+from neardup_solr.results.evaluate import read_gold
+from neardup_solr.results.pairs import read_pairs
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.text.shingles import jaccard
 
 from .peer import lsh_shingles
 from .results import add_section

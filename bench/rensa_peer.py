@@ -9,7 +9,7 @@ record's MinHash from the lists of ``B*R`` permutations in one call; an ``RMinHa
 exactly B bands of R rows takes them all (``insert_many``) and is queried
 with all of them (``query_all``); each candidate pair, once, is verified by
 the exact Jaccard of the two shingle sets in plain Python
-(``neardup_solr.shingles.jaccard``).
+(``neardup_solr.text.shingles.jaccard``).
 
 A rensa user has no labels to choose the cut with; this peer is given the
 true pairs and takes the cut with the best F1 in hindsight (every distinct
@@ -38,10 +38,10 @@ from itertools import groupby
 from rensa import RMinHash, RMinHashLSH
 
 from neardup_solr.errors import NeardupError
-from neardup_solr.evaluate import Score, read_gold
+from neardup_solr.results.evaluate import Score, read_gold
 from neardup_solr.files import atomic_output
-from neardup_solr.records import RecordReader
-from neardup_solr.shingles import jaccard
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.text.shingles import jaccard
 
 from .peer import lsh_shingles, peak_rss_mb
 

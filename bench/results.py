@@ -9,7 +9,7 @@ import socket
 from importlib.metadata import version
 from pathlib import Path
 
-from neardup_solr.solr import Solr
+from neardup_solr.index.solr import Solr
 
 RUNS_MARKER = "<!-- bench.run adds each run's section below this line, newest first -->"
 

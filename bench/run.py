@@ -51,16 +51,16 @@ from pathlib import Path
 import mmh3
 import numpy as np
 
-from neardup_solr import local_solr
-from neardup_solr.state import IndexSettings
-from neardup_solr.evaluate import read_gold, score
-from neardup_solr.summary import ReportSummary, summary_path
-from neardup_solr.pairs import read_pairs
-from neardup_solr.records import RecordReader
-from neardup_solr.repair import repair
-from neardup_solr.search import OnlineSearch
-from neardup_solr.signatures import MinHasher
-from neardup_solr.solr import Solr
+from neardup_solr.index import local_solr
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.results.evaluate import read_gold, score
+from neardup_solr.match.summary import ReportSummary, summary_path
+from neardup_solr.results.pairs import read_pairs
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.text.repair import repair
+from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.lsh.signatures import MinHasher
+from neardup_solr.index.solr import Solr
 
 from . import documents, solr_peer
 from .cpu import CpuSampler

@@ -32,12 +32,12 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import requests
 
-from neardup_solr.bulk import scored, weigh
-from neardup_solr.collisions import Candidates
-from neardup_solr.state import load_model
-from neardup_solr.record import id_key
-from neardup_solr.model import keeps_by_similarity
-from neardup_solr.solr import Solr
+from neardup_solr.modes.bulk import scored, weigh
+from neardup_solr.match.buckets import Candidates
+from neardup_solr.index.state import load_model
+from neardup_solr.records.record import id_key
+from neardup_solr.match.model import keeps_by_similarity
+from neardup_solr.index.solr import Solr
 
 CONF = Path(__file__).resolve().parent / "solr_minhash" / "conf"
 FIELDS = {"chars": "minhash_chars", "words": "minhash_words"}

@@ -21,52 +21,31 @@ configures logging) and warns of what it skipped with ``warnings``.
 In a notebook, pairs, clusters and matches show as short lines and small
 tables, and convert with ``to_pandas()``, ``to_polars()`` and ``to_arrow()``.
 
-The pipeline, one module each, in order::
+The pipeline, one folder each, in order (each folder's docstring is its map)::
 
-    records -> text -> repair -> shingles -> signatures -> bands -> solr
-      -> candidates -> verify -> model -> pairs -> clusters
+    records -> text -> fields -> lsh -> index -> match -> results -> modes
 
-- ``record``: the record and its rules (the id rule, the source rule and
-  keys, the order of ids, what a text must hold, ``BadLine``), apart from
-  reading files;
-- ``sources``, ``records``: files and standard input as (id, text) records;
-  ``tables``: Parquet files and DataFrames in, pairs as tables out (with
-  the extras pyarrow, pandas, polars, imported only when used);
-- ``text``, ``repair``: the reference normalization, and the repairs of the
-  default mode;
-- ``shingles``, ``signatures`` (with ``murmur``): word 3-shingles and
-  character 3-grams, their MinHash signatures;
-- ``bands``: LSH band keys, and the math of choosing bands x rows;
-  ``sampling``: the one sample of the data and the banding chosen from it;
-- ``schema``, ``documents``, ``indexer``, ``state``, ``solr`` (with
-  ``local_solr``, ``cloud``): the Solr fields, one Solr document per
-  record, written in batches, what the index keeps about itself (its
-  settings, its match model, whether it was built); the client, the local
-  Solr, SolrCloud;
-- ``candidates``: the records sharing a mode's values with a record;
-  ``collisions``: all band-key candidates at once (``numbering``: the
-  bucketed records numbered in a compiled hash table, their ids as bytes);
-- ``verify`` (with ``similarity``): the two checks of a candidate, and the
-  agreement of its numbers; ``kernel``: the same similarity and agreement
-  for many candidates at once, compiled, over records held as arrays
-  (``compiled``: numba's switch, or plain Python without it);
-- ``search``: the online search of one text; ``bulk``: the default mode
-  over the whole index (with ``parallel``); ``reference``: the reference
-  modes over the whole index;
-- ``model``: matches and non-matches fitted to the candidates'
-  similarities and number agreements without labels: the cuts, each pair's
-  probability, the estimated precision and recall; ``summary``: what a
-  report says of its model, in the file beside its pairs;
-- ``pairs``, ``outputs``, ``files``, ``clusters``: pair files, tables,
-  atomic writes, connected components; ``html_report``, ``evaluate``, ``plots``, ``datasets``: what
-  the command line shows and measures;
-- ``api``: :class:`NearDuplicates`, the public API; ``progress``,
-  ``errors``: what its calls report; ``extras``: the optional packages,
-  each imported when used or named by the extra that installs it; on top
-  of it ``service``: the API
-  over HTTP (``neardup serve``, with ``review``, its review page, and
-  ``labels``, the same / different labels a person gives pairs there),
-  and ``cli``: the ``neardup`` command.
+- ``records``: files, standard input and tables in, as records (id, text, fields);
+- ``text``: the reference normalization, repairs, shingles, and the words
+  and shingles a text is searched and verified by;
+- ``fields``: what a field holds, its normal form, how two of its values
+  agree, and the keys that make candidates of field records;
+- ``lsh``: MinHash signatures and LSH bands;
+- ``index``: Solr: the client, the schema, one document per record, the
+  writer, what the index keeps about itself, the banding chosen from a
+  sample, the local Solr and SolrCloud;
+- ``match``: candidates, their verification (compiled kernel), the match
+  models and what a report says of them, explanations;
+- ``results``: pairs, clusters, labels, evaluation, files and tables out,
+  the HTML page and plots;
+- ``modes``: the default mode in bulk (texts and field records), the online
+  search, the reference workflow;
+- ``api``: :class:`NearDuplicates`, the public API; ``service``: the API over
+  HTTP with its review page; ``cli``: the ``neardup`` command.
+
+Beside them: ``errors`` (what the calls report), ``extras`` (optional
+packages), ``progress``, ``parallel``, ``compiled`` (numba's switch) and
+``files`` (atomic writes, whole reads).
 """
 
 from __future__ import annotations
@@ -79,9 +58,9 @@ from typing import Any
 # that importing the package (as the command line does first) costs nothing:
 # numba and numpy come with the first of them.
 _PUBLIC = {
-    "NearDuplicates": "api", "Verified": "bulk", "Cluster": "clusters", "Clusters": "clusters", "Pair": "pairs",
-    "Record": "record", "Match": "search", "Matches": "outputs", "ClusterScore": "evaluate",
-    "cluster_scores": "evaluate",
+    "NearDuplicates": "api", "Verified": "modes.bulk", "Cluster": "results.clusters", "Clusters": "results.clusters",
+    "Pair": "results.pairs", "Record": "records.record", "Match": "modes.search", "Matches": "results.outputs",
+    "ClusterScore": "results.evaluate", "cluster_scores": "results.evaluate",
     **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
                                    "TooFewSignatures", "MissingExtra", "NeardupWarning")},
 }

@@ -8,10 +8,10 @@
         print(pair.a, pair.b, pair.similarity, pair.probability)
 
 Records are ``(id, text)`` pairs (a tuple, a list: any two-item sequence),
-``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.record.Record`;
+``{"id": ..., "text": ...}`` dicts or :class:`~neardup_solr.records.record.Record`;
 :meth:`NearDuplicates.index` and :meth:`~NearDuplicates.add` take a pandas
 or polars DataFrame or a pyarrow Table too (``id=`` and ``text=`` name its
-columns; :mod:`neardup_solr.tables`, with the extras ``[pandas]``,
+columns; :mod:`neardup_solr.records.tables`, with the extras ``[pandas]``,
 ``[polars]``, ``[parquet]``), and pairs convert with ``.to_pandas()`` and
 ``.to_arrow()``. Errors are exceptions of
 ``errors.py`` (``NeardupError`` and its kinds); progress goes to an optional
@@ -30,30 +30,30 @@ from dataclasses import replace as dataclass_replace
 from itertools import chain, islice
 from typing import Union
 
-from .bands import Choice
-from .bulk import Verified, lsh_pairs
-from .candidates import MINHASH, SHINGLES
-from .clusters import Clusters, cluster_pairs, clusters_of_groups
-from .collisions import MAX_BUCKET
+from .lsh.bands import Choice
+from .modes.bulk import Verified, lsh_pairs
+from .match.candidates import MINHASH, SHINGLES
+from .results.clusters import Clusters, cluster_pairs, clusters_of_groups
+from .match.buckets import MAX_BUCKET
 from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
-from .indexer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
-from .linkage import Linked, field_clusters, field_pairs
-from .outputs import Matches
-from .pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
+from .index.writer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
+from .modes.linkage import Linked, field_clusters, field_pairs
+from .results.outputs import Matches
+from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
-from .record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem,
+from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem,
                      source_of)
-from .records import RecordReader
-from .reference import reference_pairs
-from .sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
-from .schema import ID, RECORD_FIELDS, TEXT
-from .search import OnlineSearch, pairs_with
-from .fieldsearch import FieldSearch
-from . import explanations
-from .explanations import Explanation
-from .documents import record_of
-from .solr import DEFAULT_URL, Solr, term
-from .state import IndexSettings, Stamp, load_field_model, mark_replacing, save_model, stamp
+from .records.readers import RecordReader
+from .modes.reference import reference_pairs
+from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
+from .index.schema import ID, RECORD_FIELDS, TEXT
+from .modes.search import OnlineSearch, pairs_with
+from .modes.fieldsearch import FieldSearch
+from .match import explanations
+from .match.explanations import Explanation
+from .index.documents import record_of
+from .index.solr import DEFAULT_URL, Solr, term
+from .index.state import IndexSettings, Stamp, load_field_model, mark_replacing, save_model, stamp
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 log = logging.getLogger("neardup_solr")
@@ -112,7 +112,7 @@ def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
     """``items`` as Records, one at a time (see :func:`as_record`); a pandas
     or polars DataFrame or a pyarrow Table as its rows, the id in column
     ``id`` and the text the columns ``text`` (see
-    :func:`neardup_solr.tables.table_records`).
+    :func:`neardup_solr.records.tables.table_records`).
 
     Raises:
         InputError: as :func:`as_record`; ``id`` or ``text`` given with
@@ -120,7 +120,7 @@ def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
         MissingExtra: a table, and pyarrow is not installed.
     """
     if type(items).__module__.split(".")[0] in TABLE_LIBRARIES:
-        from .tables import library_of, table_records  # pyarrow, an extra: imported only when used
+        from .records.tables import library_of, table_records  # pyarrow, an extra: imported only when used
 
         if library_of(items) is not None:
             return table_records(items, id, text)
@@ -135,7 +135,7 @@ class NearDuplicates:
 
     Args:
         solr: the core's URL (``http://host:8983/solr/neardup``) or a
-            :class:`~neardup_solr.solr.Solr` client.
+            :class:`~neardup_solr.index.solr.Solr` client.
         timeout: seconds to wait for one Solr answer.
         retries: retries after connection errors and 5xx answers.
         auth: (user, password) for basic authentication.
@@ -169,11 +169,11 @@ class NearDuplicates:
         :meth:`index` chooses it: the one that catches the lowest similarity
         with probability 0.99 while a record expects at most 50 candidates
         by chance and a report verifies at most a million chance pairs, or
-        10 a record (:func:`neardup_solr.bands.chance_budget`).
+        10 a record (:func:`neardup_solr.lsh.bands.chance_budget`).
 
         Args:
             sample: records of the data (2000 drawn at random from them
-                when there are more: :func:`neardup_solr.sampling.sample`).
+                when there are more: :func:`neardup_solr.index.sampling.sample`).
             total: how many records the data holds (default: the sample's).
             lsh_shingles: "chars" (short records) or "words" (documents).
 
@@ -195,7 +195,7 @@ class NearDuplicates:
         collection on SolrCloud) that takes the old one's place at the same
         URL only when all are committed; until then, and if the run fails,
         is interrupted or is killed, the old index serves as it was (see
-        :func:`neardup_solr.indexer.replace_index`).
+        :func:`neardup_solr.index.writer.replace_index`).
 
         Args:
             records: the records; an id given twice keeps its last text (and
@@ -207,14 +207,14 @@ class NearDuplicates:
                 order into the text (default: every other column with a
                 text form), as a CSV file's are.
             source: the source they belong to (see
-                :func:`neardup_solr.record.keyed`): ids need only be unique
+                :func:`neardup_solr.records.record.keyed`): ids need only be unique
                 within a source, and pairs name it (``"a/17"``). ``""``, the
                 default, is no source.
             bands, band_rows: the LSH banding; when neither is given it is
                 chosen from a sample of ``records`` (see :meth:`banding`):
                 records are read into a list first, and a
-                :class:`~neardup_solr.records.RecordReader` has its file
-                sampled (:func:`neardup_solr.sampling.sample`) before it is
+                :class:`~neardup_solr.records.readers.RecordReader` has its file
+                sampled (:func:`neardup_solr.index.sampling.sample`) before it is
                 read. Given one, the other is the default (42 bands, 3 rows).
             minhash_values: MinHash values of word shingles a record keeps
                 (the minhash mode).
@@ -419,7 +419,7 @@ class NearDuplicates:
     def _replan(self, settings: IndexSettings, progress: Progress | None = None) -> IndexSettings:
         """The index's plan (its banding, when chosen from the records, and
         its fields' profiles) made again from a sample of all it holds
-        (:func:`~neardup_solr.sampling.index_sample`, which does not depend
+        (:func:`~neardup_solr.index.sampling.index_sample`, which does not depend
         on the order records came in), and the index rebuilt with it when
         it differs (its records and match model as they were): so two
         sources give one index whichever was indexed first. Costs a request
@@ -472,8 +472,8 @@ class NearDuplicates:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
-        columns) are compared field by field (:mod:`neardup_solr.linkage`);
-        records of one text, by their text similarity (:mod:`neardup_solr.bulk`).
+        columns) are compared field by field (:mod:`neardup_solr.modes.linkage`);
+        records of one text, by their text similarity (:mod:`neardup_solr.modes.bulk`).
 
         Args:
             link: only pairs across sources (records indexed with different
@@ -482,11 +482,11 @@ class NearDuplicates:
                 cross-source candidates alone.
             one_to_one: with ``link``, at most one partner for each record
                 in each other source: its most probable one, by the stable
-                assignment of :func:`neardup_solr.pairs.one_to_one`.
+                assignment of :func:`neardup_solr.results.pairs.one_to_one`.
             cut: a fixed smallest similarity instead of the model's cut.
             max_bucket: skip band keys held by more records than this.
             labels: pairs a person labeled, ``{frozenset((a, b)): same}``
-                (as :func:`neardup_solr.labels.read_labels` reads them); they
+                (as :func:`neardup_solr.results.labels.read_labels` reads them); they
                 sharpen the model, which keeps them for :meth:`query`.
             progress: told of "colliding bands", then "verifying candidates";
                 ``True`` draws a bar a step.
@@ -500,7 +500,7 @@ class NearDuplicates:
                 weights of its match weight (:meth:`explain` gives them whole).
 
         Returns:
-            A :class:`~neardup_solr.linkage.Linked` for records of fields, or a :class:`~neardup_solr.bulk.Verified`: iterate it for the pairs
+            A :class:`~neardup_solr.modes.linkage.Linked` for records of fields, or a :class:`~neardup_solr.modes.bulk.Verified`: iterate it for the pairs
             (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
             smaller id first; ``model`` and ``cut`` say how they were kept.
             Costs one terms request per band, about one request per 5,000
@@ -580,9 +580,9 @@ class NearDuplicates:
         Args:
             text: any text, indexed or not; or a record of fields (a dict of
                 them, with or without an ``id``, or a
-                :class:`~neardup_solr.record.Record`), looked up field by
+                :class:`~neardup_solr.records.record.Record`), looked up field by
                 field with the model the last :meth:`pairs` kept, as a
-                report compares it (:mod:`neardup_solr.fieldsearch`).
+                report compares it (:mod:`neardup_solr.modes.fieldsearch`).
             exclude: an id left out (the text's own record; ``source/id``
                 for a record of a source).
             source: only records of this source (default: every record).
@@ -622,7 +622,7 @@ class NearDuplicates:
     def explain(self, a: str, b: str) -> Explanation:
         """Why the pair of indexed records ``a`` and ``b`` has its
         probability: the steps of its match weight under the model the last
-        :meth:`pairs` kept (:mod:`neardup_solr.explanations`): for records of
+        :meth:`pairs` kept (:mod:`neardup_solr.match.explanations`): for records of
         fields the prior and each field's level, values and weight; for
         records of one text, their similarity and their numbers'
         agreement. The steps add up to the probability a report gives the
@@ -714,12 +714,12 @@ class NearDuplicates:
         member's key (an id that stays put across runs and appends): their
         connected components, split so that members are matches of each
         other where the pairs carry probabilities
-        (:func:`neardup_solr.clusters.cluster_pairs`). Without ``pairs``,
+        (:func:`neardup_solr.results.clusters.cluster_pairs`). Without ``pairs``,
         those of the default mode's pairs, found as :meth:`pairs` finds them
         but read only: the model fitted on the way is not kept with the index
         (call :meth:`pairs` for that); for records of fields every pair of a
         component is weighed by the model
-        (:func:`neardup_solr.linkage.field_clusters`).
+        (:func:`neardup_solr.modes.linkage.field_clusters`).
 
         Args:
             pairs: the pairs to cluster (default: the default mode's).

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from .errors import InputError, NeardupError
-from .sources import GZIP_ERRORS, READ_HINT
+from .records.sources import GZIP_ERRORS, READ_HINT
 
 STDOUT = "-"
 # What a write that cannot go on raises: a full disk or quota, a file-size

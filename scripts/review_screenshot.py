@@ -99,7 +99,7 @@ def main() -> None:
     options = parser.parse_args()
     if not options.chromium:
         raise SystemExit("no Chromium: install it (apt-get install chromium) or give --chromium PATH")
-    from neardup_solr.evaluate import read_gold
+    from neardup_solr.results.evaluate import read_gold
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)

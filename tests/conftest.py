@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from neardup_solr import datasets, local_solr
-from neardup_solr.solr import Solr
+from neardup_solr.records import datasets
+from neardup_solr.index import local_solr
+from neardup_solr.index.solr import Solr
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

@@ -15,9 +15,9 @@ import pytest
 import neardup_solr
 from conftest import ROOT, child_env
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
-from neardup_solr.state import load_model
-from neardup_solr.records import RecordReader
-from neardup_solr.search import OnlineSearch
+from neardup_solr.index.state import load_model
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.modes.search import OnlineSearch
 
 from bench.generate import generate
 

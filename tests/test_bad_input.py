@@ -5,7 +5,7 @@ from pathlib import Path
 
 from conftest import run_cli
 
-from neardup_solr.record import MAX_LINE_BYTES
+from neardup_solr.records.record import MAX_LINE_BYTES
 
 # (raw line, reason it is bad or None when valid); ids of valid lines say so.
 LINES: list[tuple[bytes, str | None]] = [

@@ -4,8 +4,8 @@
 import numpy as np
 import pytest
 
-from neardup_solr.bands import band_hashes, band_keys, band_prefix, collision_probability, tune
-from neardup_solr.signatures import MinHasher
+from neardup_solr.lsh.bands import band_hashes, band_keys, band_prefix, collision_probability, tune
+from neardup_solr.lsh.signatures import MinHasher
 
 
 def test_band_keys_are_tagged_with_their_band_and_depend_only_on_it():
@@ -105,7 +105,7 @@ def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
 def random_agreements(seed: int = 5) -> np.ndarray:
     """Random pairs of 300 short texts by agreeing MinHash values: mostly
     unrelated, a few sharing words, as a sample of real records is."""
-    from neardup_solr.bands import SIGNATURE_VALUES, agreements
+    from neardup_solr.lsh.bands import SIGNATURE_VALUES, agreements
 
     rng = np.random.default_rng(seed)
     words = [f"w{i}" for i in range(400)]
@@ -118,7 +118,7 @@ def random_agreements(seed: int = 5) -> np.ndarray:
 def test_choose_takes_the_lowest_similarity_caught_within_the_budget(records):
     from math import comb
 
-    from neardup_solr.bands import chance_budget, choose
+    from neardup_solr.lsh.bands import chance_budget, choose
 
     agreeing = random_agreements()
     pairs, values = agreeing.sum(), len(agreeing) - 1
@@ -136,7 +136,7 @@ def test_choose_takes_the_lowest_similarity_caught_within_the_budget(records):
 
 
 def test_more_records_never_catch_a_lower_similarity_and_the_chance_pairs_stay_bounded():
-    from neardup_solr.bands import CANDIDATE_BUDGET, CHANCE_PAIRS, RECORD_BUDGET, choose
+    from neardup_solr.lsh.bands import CANDIDATE_BUDGET, CHANCE_PAIRS, RECORD_BUDGET, choose
 
     agreeing = random_agreements()
     caught = []

@@ -11,8 +11,8 @@ import numpy as np
 
 from bench.quality import estimates, markdown
 from conftest import ROOT, run_cli
-from neardup_solr.model import fit, histogram
-from neardup_solr.summary import Estimates, ReportSummary
+from neardup_solr.match.model import fit, histogram
+from neardup_solr.match.summary import Estimates, ReportSummary
 
 SETS = {"records-heavy": 1500, "people": 1000, "documents": 150}
 

@@ -16,8 +16,8 @@ from bench.generate import generate
 from bench.peer import lsh_shingles
 from conftest import ROOT
 
-from neardup_solr.evaluate import read_gold
-from neardup_solr.records import RecordReader
+from neardup_solr.results.evaluate import read_gold
+from neardup_solr.records.readers import RecordReader
 
 BANDS, BAND_ROWS = 21, 6  # the banding neardup index chose for the generator's 1M records
 

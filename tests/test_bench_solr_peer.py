@@ -13,10 +13,10 @@ from bench import solr_peer
 from conftest import ROOT, _homes
 
 from neardup_solr import NearDuplicates
-from neardup_solr.evaluate import score
-from neardup_solr.pairs import Pair
-from neardup_solr.record import id_key
-from neardup_solr.repair import repair
+from neardup_solr.results.evaluate import score
+from neardup_solr.results.pairs import Pair
+from neardup_solr.records.record import id_key
+from neardup_solr.text.repair import repair
 
 
 def test_solr_minhash_finds_the_generators_pairs_and_our_verification_keeps_only_them(core, tmp_path):

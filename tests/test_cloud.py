@@ -20,8 +20,8 @@ from test_restaurants import documented
 from test_replace import (indexed, interrupted_half_way, killed_half_way, new_records, only_bad_json_lines, served,
                           wrong_id_column)
 
-from neardup_solr import cloud
-from neardup_solr.solr import Solr
+from neardup_solr.index import cloud
+from neardup_solr.index.solr import Solr
 
 MODES = ("--lsh", "--shingles", "--minhash")
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.clusters import cluster_pairs
-from neardup_solr.evaluate import cluster_scores
+from neardup_solr.results.clusters import cluster_pairs
+from neardup_solr.results.evaluate import cluster_scores
 
 
 def groups_of(labels: list[int]) -> list[set[str]]:

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr import clustering
-from neardup_solr.clustering import MISSING, average_linkage, bits, split, split_pairs
-from neardup_solr.clusters import cluster_pairs
-from neardup_solr.pairs import Pair
+from neardup_solr.results import clustering
+from neardup_solr.results.clustering import MISSING, average_linkage, bits, split, split_pairs
+from neardup_solr.results.clusters import cluster_pairs
+from neardup_solr.results.pairs import Pair
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.clusters import (
+from neardup_solr.results.clusters import (
     TSV_HEADER,
     Cluster,
     UnionFind,
@@ -21,8 +21,8 @@ from neardup_solr.clusters import (
     write_membership,
 )
 from neardup_solr.errors import InputError
-from neardup_solr.pairs import Pair, write_pairs
-from neardup_solr.record import id_key
+from neardup_solr.results.pairs import Pair, write_pairs
+from neardup_solr.records.record import id_key
 
 
 def members(clusters):
@@ -230,7 +230,7 @@ def test_a_crash_keeps_the_old_file(tmp_path, monkeypatch):
     def broken_dumps(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("neardup_solr.clusters.jsonlib.dumps", broken_dumps)
+    monkeypatch.setattr("neardup_solr.results.clusters.jsonlib.dumps", broken_dumps)
     with pytest.raises(OSError):
         write_clusters(path, [Cluster("3", ("3", "4"))], json=True)
     assert path.read_bytes() == before

@@ -6,15 +6,15 @@ from itertools import chain, combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.bands import band_prefix
-from neardup_solr.collisions import Pairing, Skipped, _members, bucket_batches
-from neardup_solr.documents import DocumentBuilder
-from neardup_solr.state import IndexSettings
-from neardup_solr.indexer import index_records
-from neardup_solr.record import Record, id_key
-from neardup_solr.repair import repair
-from neardup_solr.schema import BAND_KEYS, MD5
-from neardup_solr.text import md5_hex, normalize
+from neardup_solr.lsh.bands import band_prefix
+from neardup_solr.match.buckets import Pairing, Skipped, _members, bucket_batches
+from neardup_solr.index.documents import DocumentBuilder
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.index.writer import index_records
+from neardup_solr.records.record import Record, id_key
+from neardup_solr.text.repair import repair
+from neardup_solr.index.schema import BAND_KEYS, MD5
+from neardup_solr.text.normalize import md5_hex, normalize
 
 NAMES = ["Art's Deli", "Bistro Roma", "Cafe Luna", "Golden Dragon", "Hotel Bel-Air", "Spago", "The Grill"]
 

@@ -13,8 +13,8 @@ import requests
 
 from conftest import child_env, free_port, run_cli
 
-from neardup_solr import local_solr
-from neardup_solr.solr import Solr
+from neardup_solr.index import local_solr
+from neardup_solr.index.solr import Solr
 
 # Enough for indexing to take seconds, so Solr is killed a quarter of the way in, not after the end.
 RECORDS = 20_000

@@ -15,7 +15,9 @@ from conftest import ROOT, free_port, run_cli
 from test_restaurants import documented
 from test_local_solr import one_line_error
 
-from neardup_solr import NearDuplicates, datasets, local_solr
+from neardup_solr import NearDuplicates
+from neardup_solr.records import datasets
+from neardup_solr.index import local_solr
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ import pytest
 
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
-from neardup_solr.clusters import cluster_pairs
-from neardup_solr.state import load_model
-from neardup_solr.search import OnlineSearch
-from neardup_solr.solr import Solr
-from neardup_solr.summary import ReportSummary
+from neardup_solr.results.clusters import cluster_pairs
+from neardup_solr.index.state import load_model
+from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.index.solr import Solr
+from neardup_solr.match.summary import ReportSummary
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ from bench import fields
 from conftest import create_core, drop_core, run_cli
 
 from neardup_solr import NearDuplicates
-from neardup_solr.evaluate import read_gold, score
-from neardup_solr.pairs import read_pairs
-from neardup_solr.summary import ReportSummary, summary_path
+from neardup_solr.results.evaluate import read_gold, score
+from neardup_solr.results.pairs import read_pairs
+from neardup_solr.match.summary import ReportSummary, summary_path
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr import explanations
-from neardup_solr.comparisons import level_names
-from neardup_solr.fieldmodel import FieldModel, chance, fit, probability
-from neardup_solr.summary import FieldSummary, ReportSummary
+from neardup_solr.match import explanations
+from neardup_solr.fields.comparisons import level_names
+from neardup_solr.match.fieldmodel import FieldModel, chance, fit, probability
+from neardup_solr.match.summary import FieldSummary, ReportSummary
 
 KINDS = ("name", "code", "category")
 # Each kind's level probabilities, "missing" first (never drawn here).
@@ -116,7 +116,7 @@ def test_the_summary_of_field_records_reads_back_equal(tmp_path):
 def test_patterns_are_each_distinct_row_and_its_count(rows):
     from collections import Counter
 
-    from neardup_solr.fieldmodel import Patterns
+    from neardup_solr.match.fieldmodel import Patterns
 
     levels = np.array([r for r, _ in rows], np.int8)
     bits = np.array([b for _, b in rows], np.int64)
@@ -130,8 +130,8 @@ def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones()
     """A state implied by its city is one unit with it; a restaurant's name
     and address, rare values its duplicates share, stay apart, however often
     the duplicates among the random pairs agree on both."""
-    from neardup_solr.comparisons import EXACT, MISSING
-    from neardup_solr.linkage import units_of
+    from neardup_solr.fields.comparisons import EXACT, MISSING
+    from neardup_solr.modes.linkage import units_of
 
     rng = np.random.default_rng(5)
     entities = 1500

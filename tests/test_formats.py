@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr import records
-from neardup_solr.record import ID_RULE
+from neardup_solr.records import readers as records
+from neardup_solr.records.record import ID_RULE
 from neardup_solr.errors import InputError, MissingField
-from neardup_solr.record import Record
-from neardup_solr.records import RecordReader, SeenIds
-from neardup_solr.sources import Layout, RecordFile, format_from_name
+from neardup_solr.records.record import Record
+from neardup_solr.records.readers import RecordReader, SeenIds
+from neardup_solr.records.sources import Layout, RecordFile, format_from_name
 
 
 def read(source, **kw):

@@ -6,12 +6,12 @@ from hypothesis import strategies as st
 
 from conftest import create_core, drop_core
 
-from neardup_solr.candidates import MODES, candidates, query_values
-from neardup_solr.documents import DocumentBuilder
-from neardup_solr.state import IndexSettings
-from neardup_solr.record import Record
-from neardup_solr.solr import overlap_query, term
-from neardup_solr.text import is_blank
+from neardup_solr.match.candidates import MODES, candidates, query_values
+from neardup_solr.index.documents import DocumentBuilder
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.records.record import Record
+from neardup_solr.index.solr import overlap_query, term
+from neardup_solr.text.normalize import is_blank
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 ID_CHARS = st.sampled_from("abcXYZ019._:-")

@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 
 from conftest import ARTIFACTS, run_cli, write_records
 
-from neardup_solr import plots
-from neardup_solr.clusters import Cluster, cluster_pairs
-from neardup_solr.html_report import diff_words, render, write_report
-from neardup_solr.pairs import Pair
+from neardup_solr.results import plots
+from neardup_solr.results.clusters import Cluster, cluster_pairs
+from neardup_solr.results.html import diff_words, render, write_report
+from neardup_solr.results.pairs import Pair
 
 
 TEXTS = {

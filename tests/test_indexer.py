@@ -3,12 +3,12 @@
 import os
 import random
 
-import neardup_solr.indexer as indexer
-from neardup_solr.documents import DocumentBuilder
-from neardup_solr.state import IndexSettings
-from neardup_solr.indexer import FORK_WORDS, batches, built, index_records
-from neardup_solr.record import Record
-from neardup_solr.schema import BAND_KEYS, ID, TEXT
+import neardup_solr.index.writer as indexer
+from neardup_solr.index.documents import DocumentBuilder
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.index.writer import FORK_WORDS, batches, built, index_records
+from neardup_solr.records.record import Record
+from neardup_solr.index.schema import BAND_KEYS, ID, TEXT
 
 SETTINGS = IndexSettings(bands=8, band_rows=2, lsh_shingles="words", reference=False)
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november".split()

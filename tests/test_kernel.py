@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from rapidfuzz.distance import JaroWinkler
 
-from neardup_solr.kernel import CloseTable, Rows, Vocabulary, _jaro_winkler, score_pairs
-from neardup_solr.similarity import CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
+from neardup_solr.match.kernel import CloseTable, Rows, Vocabulary, _jaro_winkler, score_pairs
+from neardup_solr.match.similarity import CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
 
 # Words with close spellings (typos), numbers, and words that share nothing.
 WORDS = ["deli", "dell", "delly", "arts", "art", "artz", "ventura", "ventra", "blvd", "studio", "studo", "city",

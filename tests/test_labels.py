@@ -8,9 +8,9 @@ import pytest
 from conftest import run_cli
 
 from neardup_solr.errors import InputError
-from neardup_solr.evaluate import read_gold, score_labels
-from neardup_solr.labels import LabelStore, append_label, gold_text, read_labels
-from neardup_solr.pairs import Pair
+from neardup_solr.results.evaluate import read_gold, score_labels
+from neardup_solr.results.labels import LabelStore, append_label, gold_text, read_labels
+from neardup_solr.results.pairs import Pair
 
 PAIRS = "1\t2\t0\n1\t3\t1\n4\t5\t2\n6\t7\t1\n8\t9\t3\n"
 # Line 6 is bad; (1, 2) is labeled twice, the later line saying same.

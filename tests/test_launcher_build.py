@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_cli
 
-from neardup_solr import local_solr
+from neardup_solr.index import local_solr
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli, write_records
 from neardup_solr import InputError, NearDuplicates, NeardupError
-from neardup_solr.evaluate import Score, read_gold, score
-from neardup_solr.labels import read_labels
-from neardup_solr.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
-from neardup_solr.record import id_key, id_order, key_problem, keyed, source_of, source_problem, split_key
+from neardup_solr.results.evaluate import Score, read_gold, score
+from neardup_solr.results.labels import read_labels
+from neardup_solr.results.pairs import Pair, _preference, one_to_one, read_pairs, write_pairs
+from neardup_solr.records.record import id_key, id_order, key_problem, keyed, source_of, source_problem, split_key
 
 OURS = [
     ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),
@@ -154,7 +154,7 @@ def test_pair_files_with_sources_and_texts(tmp_path):
 
 
 def test_clusters_with_texts_name_each_members_source(tmp_path):
-    from neardup_solr.clusters import cluster_pairs, write_clusters
+    from neardup_solr.results.clusters import cluster_pairs, write_clusters
     clusters = cluster_pairs(SOURCED)
     write_clusters(tmp_path / "c.csv", clusters, texts=lambda keys: {k: f"text of {k}" for k in keys})
     rows = list(csv.DictReader((tmp_path / "c.csv").open()))

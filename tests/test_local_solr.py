@@ -12,7 +12,7 @@ import pytest
 
 from conftest import free_port, run_cli
 
-from neardup_solr import local_solr
+from neardup_solr.index import local_solr
 
 
 def java_processes_of(data_dir: Path) -> list[int]:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.model import (BINS, FALLBACK_CUT, LEVELS, MatchModel, _isotonic, fit, histogram, keeps_by_similarity,
+from neardup_solr.match.model import (BINS, FALLBACK_CUT, LEVELS, MatchModel, _isotonic, fit, histogram, keeps_by_similarity,
                                  with_labels)
-from neardup_solr.similarity import AGREEMENT
+from neardup_solr.match.similarity import AGREEMENT
 
 
 def isotonic_reference(values: list[float]) -> list[float]:

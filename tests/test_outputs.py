@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from neardup_solr.search import Match
-from neardup_solr.clusters import Cluster, write_clusters
+from neardup_solr.modes.search import Match
+from neardup_solr.results.clusters import Cluster, write_clusters
 from neardup_solr.errors import InputError
-from neardup_solr.outputs import match_table, output_format, write_table
-from neardup_solr.pairs import Pair, ordered, read_pairs, write_pairs
+from neardup_solr.results.outputs import match_table, output_format, write_table
+from neardup_solr.results.pairs import Pair, ordered, read_pairs, write_pairs
 
 PAIRS = [ordered("10", "9", 1, 0.81234), ordered("2", "1", 0, 1.0), ordered("a-1", "b:2", 2, 0.7)]
 TEXTS = {"1": "Art's Deli, Studio City", "2": 'Art\'s "Deli"\tStudio City', "9": "Spago\nHollywood",

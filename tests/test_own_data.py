@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from conftest import create_core, drop_core, run_cli
 
-from neardup_solr.pairs import read_pairs
+from neardup_solr.results.pairs import read_pairs
 
 
 @pytest.fixture(scope="module")

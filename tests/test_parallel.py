@@ -3,7 +3,7 @@ import os
 import pytest
 
 from neardup_solr.errors import NeardupError
-from neardup_solr.bulk import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, _spans, _workers
+from neardup_solr.modes.bulk import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, _spans, _workers
 from neardup_solr.parallel import bounded_map, cores, forked_map
 
 

@@ -4,13 +4,13 @@ import pytest
 
 from conftest import run_cli, write_records
 
-from neardup_solr.bulk import lsh_pairs
-from neardup_solr.candidates import MINHASH, SHINGLES, candidates
-from neardup_solr.indexer import index_records
-from neardup_solr.pairs import Pair
-from neardup_solr.record import Record
-from neardup_solr.reference import reference_pairs
-from neardup_solr.solr import overlap_query, term
+from neardup_solr.modes.bulk import lsh_pairs
+from neardup_solr.match.candidates import MINHASH, SHINGLES, candidates
+from neardup_solr.index.writer import index_records
+from neardup_solr.results.pairs import Pair
+from neardup_solr.records.record import Record
+from neardup_solr.modes.reference import reference_pairs
+from neardup_solr.index.solr import overlap_query, term
 
 HOSTILE = [
     'say "hi"',

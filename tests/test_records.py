@@ -3,8 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup_solr.errors import InputError
-from neardup_solr.record import Record, id_key, id_order
-from neardup_solr.records import RecordReader
+from neardup_solr.records.record import Record, id_key, id_order
+from neardup_solr.records.readers import RecordReader
 
 
 def read(path, **kw):
@@ -103,7 +103,7 @@ def test_lines_split_the_same_whatever_the_block_size(lines, final_newline, bloc
     """Reading in blocks of any size gives each line, or None when it is over the limit."""
     import io
 
-    from neardup_solr.records import _lines
+    from neardup_solr.records.readers import _lines
 
     data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
     expected = [line.removesuffix(b"\r") for line in data.split(b"\n")]

@@ -6,7 +6,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup_solr.repair import (
+from neardup_solr.text.repair import (
     NUMBERS,
     ORDINALS,
     POSTAL,
@@ -16,7 +16,7 @@ from neardup_solr.repair import (
     html_entities,
     repair,
 )
-from neardup_solr.text import normalize
+from neardup_solr.text.normalize import normalize
 
 
 def test_html_entities_are_decoded():

@@ -18,9 +18,9 @@ from conftest import _homes, child_env, free_port, run_cli, write_records
 from test_crash import cli_process, interrupted
 from test_security import PASSWORD, USER, security_json
 
-from neardup_solr import local_solr
+from neardup_solr.index import local_solr
 from neardup_solr.api import NearDuplicates
-from neardup_solr.solr import Solr
+from neardup_solr.index.solr import Solr
 
 # Enough for indexing to take seconds, so the run is stopped half way, not after the end.
 NEW_RECORDS = 20_000

@@ -17,9 +17,10 @@ from tqdm import tqdm
 
 from bench import kernel_check
 from conftest import ROOT, child_env, create_core, drop_core, run_cli
-from neardup_solr import bulk, collisions, kernel
+from neardup_solr.modes import bulk
+from neardup_solr.match import buckets as collisions, kernel
 from neardup_solr.cli.common import bar_progress
-from neardup_solr.state import IndexSettings
+from neardup_solr.index.state import IndexSettings
 
 # The results table of docs/quality.md for the copy the demo fetches.
 DEMO_COPY = "The py_entitymatching CSV copy"

@@ -11,7 +11,7 @@ from conftest import create_core, drop_core, run_cli
 from faults import FaultyProxy
 
 from neardup_solr.errors import SolrFailure
-from neardup_solr.solr import Solr
+from neardup_solr.index.solr import Solr
 
 # The backoff docs/troubleshooting.md gives: "waiting 0.5 s, 1 s, 2 s..." before the 1st, 2nd, 3rd retry.
 BACKOFF = [0.5, 1.0, 2.0]

@@ -10,8 +10,8 @@ import requests
 from conftest import run_cli
 
 from neardup_solr import NearDuplicates
-from neardup_solr.evaluate import read_gold
-from neardup_solr.labels import read_labels
+from neardup_solr.results.evaluate import read_gold
+from neardup_solr.results.labels import read_labels
 
 RECORDS = [
     ("1", "Art's Deli 12224 Ventura Blvd. Studio City"),

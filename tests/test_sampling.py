@@ -6,10 +6,10 @@ import re
 from conftest import run_cli, write_records
 
 from neardup_solr import NearDuplicates
-from neardup_solr.record import Record
-from neardup_solr.records import RecordReader
-from neardup_solr.sampling import choose_banding, sample
-from neardup_solr.state import IndexSettings
+from neardup_solr.records.record import Record
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.index.sampling import choose_banding, sample
+from neardup_solr.index.state import IndexSettings
 
 
 def test_a_list_gives_all_of_a_short_one_and_the_same_random_draw_of_a_long_one():

@@ -12,7 +12,7 @@ import pytest
 from conftest import free_port, run_cli
 from test_local_solr import one_line_error
 
-from neardup_solr import cloud, local_solr
+from neardup_solr.index import cloud, local_solr
 
 USER, PASSWORD = "indexer", "correct horse battery staple"
 KEYSTORE_PASSWORD = "keystore-secret"

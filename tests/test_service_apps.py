@@ -16,8 +16,8 @@ from conftest import free_port
 from test_service import NEAR_COPY, RECORDS, TOKEN
 
 from neardup_solr import NearDuplicates
-from neardup_solr.labels import LabelStore
-from neardup_solr.service import create_app
+from neardup_solr.results.labels import LabelStore
+from neardup_solr.service.app import create_app
 
 # Seconds to wait for a server to listen or stop: far beyond what it takes, only a hang reaches it.
 PATIENCE = 120

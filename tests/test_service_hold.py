@@ -18,7 +18,7 @@ import requests
 from conftest import run_cli
 from test_service import RECORDS, TOKEN, built, one_line_error  # noqa: F401 (built is a fixture)
 
-from neardup_solr.record import MAX_LINE_BYTES
+from neardup_solr.records.record import MAX_LINE_BYTES
 
 BIG = 20 * 2**20
 CHUNK = 2**20
@@ -297,7 +297,7 @@ def test_health_answers_while_solr_hangs_and_every_worker_thread_waits_on_it(bui
 
 
 def test_the_command_lines_default_cap_is_the_services():
-    from neardup_solr import service
+    from neardup_solr.service import app as service
 
     command_line = importlib.import_module("neardup_solr.cli.serve")  # the package's `serve` is the command
     assert command_line.DEFAULT_MAX_BODY_MIB * 2**20 == service.MAX_BODY

@@ -18,7 +18,7 @@ import requests
 from conftest import child_env, run_cli, write_records
 from test_crash import adds_so_far
 
-from neardup_solr.solr import Solr
+from neardup_solr.index.solr import Solr
 
 PATIENCE = 60
 PHILIPPE = "Philippe the Original 1001 N. Alameda St. Los Angeles"

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.shingles import jaccard
-from neardup_solr.signatures import MinHasher, masks, multipliers, shingle_hash, tagged_values, untag
+from neardup_solr.text.shingles import jaccard
+from neardup_solr.lsh.signatures import MinHasher, masks, multipliers, shingle_hash, tagged_values, untag
 
 
 def reference_signature(shingles, n):
@@ -59,7 +59,7 @@ def test_a_record_without_shingles_cannot_be_signed():
 
 @given(st.lists(st.binary(max_size=40), min_size=1, max_size=30), st.integers(0, 2**32 - 1))
 def test_vectorized_murmur3_equals_mmh3(strings, seed):
-    from neardup_solr.murmur import murmur3_32
+    from neardup_solr.lsh.murmur import murmur3_32
 
     lengths = np.array([len(s) for s in strings], dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
@@ -70,7 +70,7 @@ def test_vectorized_murmur3_equals_mmh3(strings, seed):
 
 @given(st.binary(max_size=60), st.integers(1, 9))
 def test_window_hashes_equal_mmh3_of_each_window(data, width):
-    from neardup_solr.murmur import window_hashes
+    from neardup_solr.lsh.murmur import window_hashes
 
     got = window_hashes(np.frombuffer(data, dtype=np.uint8), width, 42)
     assert got.tolist() == [mmh3.hash(data[i : i + width], 42, signed=False) for i in range(len(data) - width + 1)]
@@ -79,7 +79,7 @@ def test_window_hashes_equal_mmh3_of_each_window(data, width):
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=12))
 @settings(max_examples=80)
 def test_text_signatures_equal_signatures_of_char_shingles(texts):
-    from neardup_solr.shingles import char_shingles
+    from neardup_solr.text.shingles import char_shingles
 
     hasher = MinHasher(24)
     assert hasher.text_signatures(texts, 3).tolist() == hasher.signatures([char_shingles(t) for t in texts]).tolist()

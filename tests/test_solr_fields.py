@@ -3,12 +3,12 @@
 import hashlib
 
 import mmh3
-from neardup_solr.documents import DocumentBuilder
-from neardup_solr.state import IndexSettings
-from neardup_solr.indexer import index_records
-from neardup_solr.record import Record
-from neardup_solr.repair import repair
-from neardup_solr.solr import term
+from neardup_solr.index.documents import DocumentBuilder
+from neardup_solr.index.state import IndexSettings
+from neardup_solr.index.writer import index_records
+from neardup_solr.records.record import Record
+from neardup_solr.text.repair import repair
+from neardup_solr.index.solr import term
 
 TEXT = "Art's Deli 12224 Ventura Blvd. Studio City"
 

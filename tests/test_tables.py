@@ -18,12 +18,12 @@ import pytest
 from conftest import run_cli, without
 from neardup_solr import InputError, NearDuplicates, Pair
 from neardup_solr.api import as_record
-from neardup_solr.clusters import Cluster, write_clusters
+from neardup_solr.results.clusters import Cluster, write_clusters
 from neardup_solr.errors import MissingField, NeardupError
-from neardup_solr.pairs import Pairs, read_pairs, write_pairs
-from neardup_solr.record import ID_RULE, Record
-from neardup_solr.records import RecordReader
-from neardup_solr.sources import Layout, RecordFile
+from neardup_solr.results.pairs import Pairs, read_pairs, write_pairs
+from neardup_solr.records.record import ID_RULE, Record
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.records.sources import Layout, RecordFile
 
 
 def read(source, **kw):
@@ -109,7 +109,7 @@ def test_no_parquet_file_from_standard_input_or_a_file_that_is_none(tmp_path):
 def test_parquet_rows_are_read_a_batch_at_a_time(tmp_path, monkeypatch):
     """Memory holds a batch of rows, not the file: the Arrow memory at its
     peak stays far below the file's columns."""
-    from neardup_solr import tables
+    from neardup_solr.records import tables
 
     monkeypatch.setattr(tables, "BATCH_ROWS", 1000)
     rows = 200_000
@@ -434,7 +434,7 @@ def test_without_the_extras_the_api_raises_missing_extra(core):
     code = f"""
         import pandas as pd
         from neardup_solr import MissingExtra, NearDuplicates, Pair
-        from neardup_solr.pairs import Pairs
+        from neardup_solr.results.pairs import Pairs
         nd = NearDuplicates({core.url!r})
         for call in (lambda: nd.index(pd.DataFrame({{"id": ["1"], "text": ["Art's Deli"]}}), bands=4, band_rows=2),
                      lambda: Pairs([Pair("1", "2", 0)]).to_arrow()):
@@ -455,7 +455,7 @@ def test_without_the_extras_the_api_raises_missing_extra(core):
     ]
     done = without(("pandas",), """
         from neardup_solr import MissingExtra, Pair
-        from neardup_solr.pairs import Pairs
+        from neardup_solr.results.pairs import Pairs
         try:
             Pairs([Pair("1", "2", 0)]).to_pandas()
         except MissingExtra as err:

@@ -4,8 +4,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup_solr.shingles import jaccard, word_shingles
-from neardup_solr.text import first_word, is_blank, md5_hex, normalize, words
+from neardup_solr.text.shingles import jaccard, word_shingles
+from neardup_solr.text.normalize import first_word, is_blank, md5_hex, normalize, words
 
 DELI = "Art's Deli 12224 Ventura Blvd. Studio City"
 DELICATESSEN = "Art's Delicatessen 12224 Ventura Blvd. Studio City"

@@ -14,16 +14,16 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .. import cloud, local_solr
+from ..index import cloud, local_solr
 from ..errors import InputError, MissingField, NeardupError
 from ..files import check_output, is_stdout
-from ..local_solr import CORE
-from ..outputs import FILE_FORMATS, OUTPUT_FORMATS, TextLookup
+from ..index.local_solr import CORE
+from ..results.outputs import FILE_FORMATS, OUTPUT_FORMATS, TextLookup
 from ..progress import Progress
-from ..record import checked_source
-from ..records import RecordReader
-from ..solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
-from ..sources import INPUT_FORMATS, TABLE_FORMATS, Layout, RecordFile
+from ..records.record import checked_source
+from ..records.readers import RecordReader
+from ..index.solr import DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_URL, Solr
+from ..records.sources import INPUT_FORMATS, TABLE_FORMATS, Layout, RecordFile
 
 EXIT_SKIPPED_LINES = 6
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from .. import local_solr
-from ..candidates import MODES
-from ..datasets import fetch_restaurants, guide_records
-from ..evaluate import read_gold, score
+from ..index import local_solr
+from ..match.candidates import MODES
+from ..records.datasets import fetch_restaurants, guide_records
+from ..results.evaluate import read_gold, score
 from ..files import atomic_output
-from ..pairs import read_pairs
+from ..results.pairs import read_pairs
 from .common import OUTPUT_PATH, checked_output, data_dir_option, output_name, port_option, quiet_option, say
 from .index import index
 from .report import report

@@ -9,16 +9,16 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
-from ..bands import MAX_BANDS, Choice
+from ..lsh.bands import MAX_BANDS, Choice
 from ..files import STDOUT, atomic_output
-from ..indexer import BATCH_SIZE
-from ..model import FALLBACK_CUT
-from ..outputs import check_format, pair_table, write_table
-from ..pairs import write_pairs
-from ..records import RecordReader
-from ..solr import Solr
-from ..sources import RecordFile
-from ..state import LSH_SHINGLES, IndexSettings
+from ..index.writer import BATCH_SIZE
+from ..match.model import FALLBACK_CUT
+from ..results.outputs import check_format, pair_table, write_table
+from ..results.pairs import write_pairs
+from ..records.readers import RecordReader
+from ..index.solr import Solr
+from ..records.sources import RecordFile
+from ..index.state import LSH_SHINGLES, IndexSettings
 from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, progress, quiet_option,
                      reading_progress, record_input, renamed_option, say, solr_connection, source_value)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from .. import cloud, local_solr
+from ..index import cloud, local_solr
 from ..errors import NeardupError
-from ..solr import Solr
+from ..index.solr import Solr
 from .common import access_options, data_dir_option, open_solr, port_option, say, solr_connection
 
 

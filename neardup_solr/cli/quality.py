@@ -13,14 +13,14 @@ from pathlib import Path
 
 import click
 
-from .. import bands
+from ..lsh import bands
 from ..errors import MissingExtra
-from ..evaluate import cluster_scores, missed, read_gold, score, score_labels, values_by_truth
-from ..labels import read_labels
-from ..summary import ReportSummary, summary_path
-from ..pairs import Pair, read_pairs
-from ..records import read_texts
-from ..sampling import choose_banding
+from ..results.evaluate import cluster_scores, missed, read_gold, score, score_labels, values_by_truth
+from ..results.labels import read_labels
+from ..match.summary import ReportSummary, summary_path
+from ..results.pairs import Pair, read_pairs
+from ..records.readers import read_texts
+from ..index.sampling import choose_banding
 from .common import EXIT_SKIPPED_LINES, renamed_option, say
 
 
@@ -93,7 +93,7 @@ def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, n
     about = ReportSummary.read(summary_path(pairs))
     if not no_plot:
         try:
-            from .. import plots
+            from ..results import plots
         except MissingExtra as missing:
             missing.hint = f"{missing.hint}, or add --no-plot to score without the histogram"
             raise
@@ -158,7 +158,7 @@ def tune(low: float, high: float, values: int, miss: float, false_hit: float, pl
       neardup tune --low 0.05 --high 0.5 --values 128
       neardup tune --records data/addresses.txt
     """
-    from .. import plots
+    from ..results import plots
 
     if low >= high:
         raise click.BadParameter("--low must be below --high")

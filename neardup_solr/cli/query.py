@@ -10,10 +10,10 @@ import click
 from ..api import NearDuplicates
 from ..errors import InputError, NeardupError
 from ..files import STDOUT, atomic_output
-from ..model import FALLBACK_CUT
-from ..outputs import match_table, write_table
-from ..record import Record
-from ..solr import Solr
+from ..match.model import FALLBACK_CUT
+from ..results.outputs import match_table, write_table
+from ..records.record import Record
+from ..index.solr import Solr
 from .common import output_options, renamed_option, say, solr_connection, source_value
 
 

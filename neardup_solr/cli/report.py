@@ -10,16 +10,16 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
-from ..candidates import SHINGLES
-from ..collisions import MAX_BUCKET
+from ..match.candidates import SHINGLES
+from ..match.buckets import MAX_BUCKET
 from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..files import is_stdout
-from ..labels import read_labels
-from ..outputs import check_format
-from ..pairs import write_pairs
-from ..solr import Solr
-from ..state import IndexSettings
-from ..summary import ReportSummary, summary_path
+from ..results.labels import read_labels
+from ..results.outputs import check_format
+from ..results.pairs import write_pairs
+from ..index.solr import Solr
+from ..index.state import IndexSettings
+from ..match.summary import ReportSummary, summary_path
 from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress, quiet_option,
                      renamed_option, say, solr_connection, solr_texts)
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import click
 
 from ..api import NearDuplicates
-from ..clusters import cluster_pair_file, cluster_pairs, write_clusters, write_membership
+from ..results.clusters import cluster_pair_file, cluster_pairs, write_clusters, write_membership
 from ..errors import NeardupError
-from ..html_report import render, write_report
-from ..summary import ReportSummary, summary_path
-from ..pairs import Pair, read_pairs
-from ..records import RecordReader, read_texts
-from ..schema import ID
-from ..solr import Solr
+from ..results.html import render, write_report
+from ..match.summary import ReportSummary, summary_path
+from ..results.pairs import Pair, read_pairs
+from ..records.readers import RecordReader, read_texts
+from ..index.schema import ID
+from ..index.solr import Solr
 from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
 from .quality import model_plot_path
 
@@ -144,7 +144,7 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
                     "estimated recall": f"{about.estimated.recall:.3f}",
                     "candidates": about.candidates}
         if not images:
-            from .. import plots
+            from ..results import plots
 
             plots.model_histogram(model_plot_path(pairs), about)
     shown = images or (pairs.with_suffix(".png"), model_plot_path(pairs), pairs.parent / "s-curve.png")

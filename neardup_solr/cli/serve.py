@@ -10,9 +10,9 @@ import click
 
 from ..api import NearDuplicates
 from ..extras import require
-from ..labels import LabelStore
-from ..review import PairClusters
-from ..solr import Solr
+from ..results.labels import LabelStore
+from ..service.review import PairClusters
+from ..index.solr import Solr
 from .common import open_solr, say, solr_connection, warn_of_token
 
 # As service.py's; not imported from there, so that other commands need not load the web framework.
@@ -106,7 +106,7 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     """
     for package in ("fastapi", "uvicorn"):
         require(package, "neardup serve")
-    from .. import service
+    from ..service import app as service
 
     token = service.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
     if token:
@@ -143,7 +143,7 @@ def worker_app():
     """The app of one `--workers` process, made from the options the command
     left in ``WORKER_OPTIONS``: its own Solr connection, token, labels
     (bad lines were reported once, by the command) and pair file."""
-    from .. import service
+    from ..service import app as service
 
     options = json.loads(os.environ[WORKER_OPTIONS])
     password_file = options["password_file"]

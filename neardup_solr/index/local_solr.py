@@ -1,0 +1,525 @@
+"""The local Solr: a real Solr 9 in a background JVM, on Solr's own jars.
+
+The package's ``launcher/`` folder holds a one-class launcher and
+``jars.txt``, the list of the jars Solr runs on (coordinates, SHA-256,
+size). On first use :func:`build_launcher` fetches those jars from Maven
+Central (or the repository ``NEARDUP_MAVEN_URL`` names), refuses any whose
+SHA-256 differs, and compiles the launcher with the JDK's ``javac``: Java
+17 is all a user installs. The jars are kept in the cache folder by their
+coordinates, so a new launcher fetches only jars it has not seen; the
+launcher is built into a folder named after a hash of its sources and list,
+so a changed one is rebuilt and an unchanged one never is. Each data folder
+holds one node: its solr home (the ``neardup`` configset, copied from the
+package's ``solr_config/`` at every start, and the ``neardup`` core), its
+logs, and ``solr.json`` with the running node's pid and port.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import warnings
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+import urllib3
+
+from ..errors import NeardupError
+from .solr import log_replaying
+
+CORE = "neardup"
+DEFAULT_PORT = 8983  # Solr's own default
+# Seconds a starting JVM has to answer. The first start of a data folder
+# creates its core; on a loaded machine that is far longer than the usual
+# few seconds.
+START_WAIT = 180.0
+# Seconds a stopping launcher has to shut Solr down cleanly (commit and
+# close the index) before it is killed.
+STOP_WAIT = 60.0
+# How often a start looks whether the JVM answers (each look is an HTTP
+# request to it), and a stop whether the process is gone (a look at /proc).
+START_POLL = 0.25
+STOP_POLL = 0.1
+LAUNCHER_CLASS = "neardup.SolrLauncher"
+# What the package carries for the local Solr: the configset and the launcher.
+CONFIGSET = Path(__file__).resolve().parent.parent / "solr_config" / "conf"
+LAUNCHER_SOURCES = Path(__file__).resolve().parent.parent / "launcher"
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+# Jars fetched at once: Maven Central serves each from a CDN, and four
+# streams fill a line without a long tail of one slow file.
+FETCHES = 4
+# Seconds one jar (the largest is some 10 MB) may take to arrive.
+FETCH_TIMEOUT = 300
+
+SOLR_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<solr>
+  <!-- A long record queries one clause per shingle. -->
+  <int name="maxBooleanClauses">${solr.max.booleanClauses:1048576}</int>
+</solr>
+"""
+
+
+def resource(path: Path) -> Path:
+    """A file or folder the package carries (:data:`CONFIGSET`, :data:`LAUNCHER_SOURCES`)."""
+    if not path.exists():
+        raise NeardupError(f"{path} is missing from the installed neardup-solr",
+                           hint="reinstall neardup-solr (pip install --force-reinstall neardup-solr)")
+    return path
+
+
+def default_data_dir() -> Path:
+    if "NEARDUP_DATA_DIR" in os.environ:
+        return Path(os.environ["NEARDUP_DATA_DIR"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "neardup-solr"
+
+
+def cache_dir() -> Path:
+    if "NEARDUP_CACHE_DIR" in os.environ:
+        return Path(os.environ["NEARDUP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "neardup-solr"
+
+
+def local_url(port: int, core: str = CORE, scheme: str = "http") -> str:
+    return f"{scheme}://127.0.0.1:{port}/solr/{core}"
+
+
+def find_java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home and (Path(home) / "bin" / "java").exists() else shutil.which("java")
+    if not java:
+        raise NeardupError(
+            "Java was not found (JAVA_HOME or java on PATH)",
+            hint="install Java 17 or newer, e.g. `apt install openjdk-17-jdk-headless`",
+        )
+    return java
+
+
+def find_javac() -> str:
+    home = os.environ.get("JAVA_HOME")
+    javac = str(Path(home) / "bin" / "javac") if home and (Path(home) / "bin" / "javac").exists() \
+        else shutil.which("javac")
+    if not javac:
+        raise NeardupError(
+            "javac was not found (JAVA_HOME or javac on PATH); it compiles the Solr launcher on first use",
+            hint="install a Java 17 JDK, not only a runtime, e.g. `apt install openjdk-17-jdk-headless`",
+        )
+    return javac
+
+
+@dataclass(frozen=True)
+class Jar:
+    """One jar of ``jars.txt``: its Maven coordinates, SHA-256 and size."""
+
+    group: str
+    artifact: str
+    version: str
+    classifier: str
+    sha256: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.artifact}-{self.version}{'-' + self.classifier if self.classifier else ''}.jar"
+
+    @property
+    def path(self) -> str:
+        """Where a Maven repository keeps it."""
+        return f"{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.name}"
+
+
+def jars() -> list[Jar]:
+    """The jars Solr runs on, as ``launcher/jars.txt`` lists them."""
+    listed = []
+    for line in resource(LAUNCHER_SOURCES / "jars.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            coordinates, sha256, size = line.split()
+            group, artifact, version, *classifier = coordinates.split(":")
+            listed.append(Jar(group, artifact, version, "".join(classifier), sha256, int(size)))
+    return listed
+
+
+def maven_url() -> str:
+    return os.environ.get("NEARDUP_MAVEN_URL", MAVEN_CENTRAL).rstrip("/")
+
+
+def _sources_digest(src: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".java", ".xml", ".txt")):
+        digest.update(str(path.relative_to(src)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]  # 64 bits: a folder name, no collision in practice
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def kept(jar: Jar, repository: Path) -> bool:
+    """Whether the local ``repository`` folder holds ``jar`` with its listed SHA-256."""
+    target = repository / jar.path
+    return target.is_file() and target.stat().st_size == jar.size and _sha256(target) == jar.sha256
+
+
+def fetch_jar(jar: Jar, repository: Path) -> Path:
+    """``jar`` in the local ``repository`` folder, fetched first unless it is
+    there with the right SHA-256; a download is checked before it is kept.
+
+    Raises:
+        NeardupError: it could not be fetched, or arrived with another SHA-256.
+    """
+    target = repository / jar.path
+    if kept(jar, repository):
+        return target
+    url = f"{maven_url()}/{jar.path}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.part-{os.getpid()}-{id(jar)}")
+    try:
+        with requests.get(url, stream=True, timeout=FETCH_TIMEOUT) as answer:
+            answer.raise_for_status()
+            with open(partial, "wb") as out:
+                for chunk in answer.iter_content(1 << 20):
+                    out.write(chunk)
+        if _sha256(partial) != jar.sha256:
+            raise NeardupError(f"{jar.name} from {url} does not have the SHA-256 jars.txt lists",
+                               hint=f"check what serves {maven_url()} (NEARDUP_MAVEN_URL)")
+        os.replace(partial, target)
+    except requests.RequestException as err:
+        raise NeardupError(f"could not fetch {jar.name} from {url}: {type(err).__name__} {err}",
+                           hint="check network access to Maven Central, or name a mirror in NEARDUP_MAVEN_URL") \
+            from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def build_launcher(echo: Callable[[str], None] = print) -> Path:
+    """The built launcher folder (``solr-launcher.jar`` and ``lib/``), built if
+    needed: Solr's jars fetched and checked (:func:`fetch_jar`), the launcher
+    compiled with ``javac``.
+
+    Raises:
+        NeardupError: Java or javac is missing, a jar could not be fetched or
+            was not the one listed, or the launcher did not compile.
+    """
+    src = resource(LAUNCHER_SOURCES)
+    out = cache_dir() / f"launcher-{_sources_digest(src)}"
+    if (out / "solr-launcher.jar").is_file():
+        return out
+    find_java()
+    javac = find_javac()
+    listed = jars()
+    repository = cache_dir() / "maven"
+    work = Path(f"{out}.build-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "lib").mkdir(parents=True)
+    if missing := [jar for jar in listed if not kept(jar, repository)]:
+        echo(f"fetching {len(missing)} of Solr's {len(listed)} jars ({sum(j.size for j in missing) / 1e6:.0f} MB) "
+             f"from {maven_url()}, each checked by its SHA-256...")
+    with ThreadPoolExecutor(FETCHES) as pool:
+        for jar, fetched in zip(listed, pool.map(lambda j: fetch_jar(j, repository), listed)):
+            _link(fetched, work / "lib" / jar.name)
+    echo("compiling the Solr launcher with javac...")
+    classes = work / "classes"
+    done = subprocess.run([javac, "--release", "17", "-encoding", "UTF-8", "-nowarn", "-d", str(classes),
+                           "-cp", str(work / "lib" / "*"), str(src / "SolrLauncher.java")],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        first = next((ln for ln in done.stderr.splitlines() if ln.strip()), "no output")
+        raise NeardupError(f"compiling the Solr launcher failed: {first}", hint="use a Java 17 (or newer) JDK")
+    with zipfile.ZipFile(work / "solr-launcher.jar", "w", zipfile.ZIP_DEFLATED) as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+        for path in sorted(p for p in classes.rglob("*") if p.is_file()):
+            jar.write(path, path.relative_to(classes).as_posix())
+        jar.write(src / "log4j2.xml", "log4j2.xml")
+    shutil.rmtree(classes)
+    try:
+        work.rename(out)
+    except OSError:
+        if not (out / "solr-launcher.jar").is_file():
+            raise
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as a hard link to ``source`` (a copy where links cannot be made)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def prepare_home(data_dir: Path) -> Path:
+    """Solr home with the ``neardup`` configset, fresh from ``solr_config/``
+    but for its overlay (the index settings and match model), and
+    the ``neardup`` core using it, made unless a folder holds it already
+    (more cores can use it too, via CoreAdmin)."""
+    home = data_dir / "home"
+    conf = home / "configsets" / CORE / "conf"
+    # The overlay holds what the index was built with (index settings, the
+    # match model): a restart must not forget it, or queries would make
+    # band keys of another banding than the indexed ones.
+    overlay = conf / "configoverlay.json"
+    kept = overlay.read_bytes() if overlay.is_file() else None
+    shutil.rmtree(conf, ignore_errors=True)
+    shutil.copytree(resource(CONFIGSET), conf)
+    if kept is not None:
+        overlay.write_bytes(kept)
+    (home / "solr.xml").write_text(SOLR_XML, encoding="utf-8")
+    if not any(core_name(found) == CORE for found in home.glob("*/core.properties")):
+        (home / CORE).mkdir(exist_ok=True)
+        (home / CORE / "core.properties").write_text(f"name={CORE}\nconfigSet={CORE}\n", encoding="utf-8")
+    return home
+
+
+def core_name(properties: Path) -> str | None:
+    """The core a ``core.properties`` file names. After ``neardup index``
+    has replaced the index, the ``neardup`` core lives in the folder of the
+    core it was built in (CoreAdmin's SWAP swaps names, not folders)."""
+    try:
+        lines = properties.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((line.partition("=")[2].strip() for line in lines if line.partition("=")[0].strip() == "name"), None)
+
+
+@dataclass(frozen=True)
+class Node:
+    pid: int
+    port: int
+    scheme: str = "http"
+
+    @property
+    def url(self) -> str:
+        return local_url(self.port, scheme=self.scheme)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}/solr"
+
+
+def _state_file(data_dir: Path) -> Path:
+    return data_dir / "solr.json"
+
+
+def running_node(data_dir: Path) -> Node | None:
+    """The node this data folder started, if its process is still alive."""
+    try:
+        state = json.loads(_state_file(data_dir).read_text())
+        node = Node(int(state["pid"]), int(state["port"]), state.get("scheme", "http"))
+    except (OSError, ValueError, KeyError):
+        return None
+    return node if is_launcher(node.pid) else None
+
+
+def is_launcher(pid: int) -> bool:
+    try:
+        if hasattr(os, "WNOHANG"):  # POSIX only
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our own exited child
+    except ChildProcessError:
+        pass
+    if Path("/proc/self").exists():
+        try:
+            return LAUNCHER_CLASS.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _probe(url: str, **params: str) -> requests.Response:
+    """A GET of our own node on loopback: no credentials, certificates not
+    checked (its warning silenced), a short timeout."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+        return requests.get(url, params={"wt": "json", **params}, timeout=2, verify=False)
+
+
+def answers(url: str, probe: str = "admin/ping") -> bool:
+    """Whether the core at ``url`` is up: it answers a ping (or ``probe``), or
+    refuses it for want of credentials. Only a liveness probe of our own node
+    on loopback, so it sends no credentials and does not check certificates."""
+    try:
+        answer = _probe(f"{url}/{probe}")
+    except requests.RequestException:
+        return False
+    return answer.status_code in (200, 401, 403)  # up, or up and asking for credentials
+
+
+def data_dir_on(port: int) -> Path | None:
+    """The data folder of the local Solr that answers on ``port`` (a node
+    ``start`` launched: Solr tells its JVM's arguments, which name the logs
+    folder inside it), or ``None`` when none does."""
+    try:
+        answer = _probe(f"http://127.0.0.1:{port}/solr/admin/info/system")
+        arguments = answer.json()["jvm"]["jmx"]["commandLineArgs"] if answer.status_code == 200 else []
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+    logs = next((a.partition("=")[2] for a in arguments if a.startswith("-Dsolr.log.dir=")), None)
+    return Path(logs).parent if logs else None
+
+
+def replaying(url: str) -> bool:
+    """Whether the core at ``url`` is still replaying its transaction log, as
+    it does for a while after answering its first ping when it was stopped
+    uncleanly (``Solr.replaying`` for any Solr). No credentials, as
+    :func:`answers`; a node that asks for them is taken as done."""
+    base, core = url.rsplit("/", 1)
+    try:
+        answer = _probe(f"{base}/admin/metrics", group="core", prefix="TLOG.state")
+        return answer.status_code == 200 and log_replaying(answer.json(), core)
+    except (requests.RequestException, ValueError):
+        return False
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def start(
+    data_dir: Path,
+    port: int = DEFAULT_PORT,
+    *,
+    heap: str = "2g",
+    keystore: Path | None = None,
+    exit_with: int | None = None,
+    wait: float = START_WAIT,
+    echo: Callable[[str], None] = print,
+) -> Node:
+    """Start a node on 127.0.0.1:``port`` and wait until its core answers a ping
+    and has replayed what its transaction log held (after an unclean stop).
+
+    With ``keystore`` (PKCS12; its password in NEARDUP_KEYSTORE_PASSWORD)
+    the node serves HTTPS only. Starting again is harmless: a node already
+    serving this data folder, or any neardup core already answering on the
+    port, is reported and reused.
+    """
+    scheme = "https" if keystore else "http"
+    data_dir = data_dir.resolve()
+    node = running_node(data_dir)
+    if node is not None:
+        if node.port != port:
+            raise NeardupError(
+                f"the Solr of {data_dir} is already running on port {node.port}",
+                hint="use that port, or `neardup solr stop` first",
+            )
+        if answers(node.url):
+            echo(f"Solr is already running at {node.url} (pid {node.pid})")
+            return node
+    elif port_in_use(port):
+        if answers(local_url(port, scheme=scheme)):
+            echo(f"a neardup Solr already answers at {local_url(port, scheme=scheme)}")
+            return Node(pid=0, port=port, scheme=scheme)
+        raise NeardupError(f"port {port} on 127.0.0.1 is already in use", hint="choose another port", remedy="port")
+    home = prepare_home(data_dir)
+    args = ["--home", str(home), "--port", str(port)]
+    if keystore is not None:
+        args += ["--keystore", str(Path(keystore).resolve())]
+    process = launch(args, data_dir, "launcher.log", heap=heap, exit_with=exit_with, echo=echo)
+    node = Node(process.pid, port, scheme)
+    _state_file(data_dir).write_text(json.dumps({"pid": node.pid, "port": port, "scheme": scheme}))
+    try:
+        wait_until(lambda: answers(node.url) and not replaying(node.url), process, "Solr",
+                   data_dir / "logs" / "launcher.log", wait)
+    except NeardupError:
+        stop(data_dir)
+        raise
+    echo(f"Solr is running at {node.url} (pid {node.pid}, data in {data_dir})")
+    return node
+
+
+def wait_until(ready: Callable[[], bool], process: subprocess.Popen, what: str, console: Path, wait: float) -> None:
+    """Wait for ``ready()``; a one-line error if the process exits first or time runs out."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise NeardupError(f"{what} exited while starting: {last_lines(console, 1)}", hint=f"see {console}")
+        if ready():
+            return
+        time.sleep(START_POLL)
+    raise NeardupError(f"{what} did not answer within {wait:.0f} s",
+                       hint=f"see {console} and {console.parent / 'solr.log'}")
+
+
+def launch(
+    args: list[str],
+    data_dir: Path,
+    console: str,
+    *,
+    heap: str,
+    exit_with: int | None,
+    echo: Callable[[str], None],
+) -> subprocess.Popen:
+    """The launcher in a background JVM of its own session, its output in
+    ``data_dir/logs/console``; Solr's logs go beside it."""
+    java = find_java()
+    launcher = build_launcher(echo)
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    command = [
+        java,
+        f"-Xmx{heap}",
+        f"-Dsolr.log.dir={logs}",
+        "-cp",
+        os.pathsep.join([str(launcher / "solr-launcher.jar"), str(launcher / "lib" / "*")]),
+        LAUNCHER_CLASS,
+        *args,
+    ]
+    if exit_with is not None:
+        command += ["--exit-with", str(exit_with)]
+    with open(logs / console, "ab") as out:
+        return subprocess.Popen(
+            command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def stop_process(pid: int, wait: float = STOP_WAIT) -> None:
+    """Stop one launcher process: TERM (Solr shuts down cleanly), then KILL."""
+    if not is_launcher(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while is_launcher(pid) and time.monotonic() < deadline:
+        time.sleep(STOP_POLL)
+    if is_launcher(pid):
+        os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows has no SIGKILL: TERM kills there
+        while is_launcher(pid):
+            time.sleep(STOP_POLL)
+
+
+def stop(data_dir: Path, wait: float = STOP_WAIT) -> Node | None:
+    """Stop this data folder's node; returns it, or None if none ran."""
+    data_dir = data_dir.resolve()
+    node = running_node(data_dir)
+    if node is not None:
+        stop_process(node.pid, wait)
+    _state_file(data_dir).unlink(missing_ok=True)
+    return node
+
+
+def last_lines(path: Path, count: int) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(no output)"
+    return " | ".join(lines[-count:]) or "(no output)"

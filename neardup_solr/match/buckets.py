@@ -1,0 +1,268 @@
+"""All candidate pairs at once, from the keys that several records share.
+
+One query per record costs a million round trips for a million records.
+Instead Solr is asked, band by band, which keys at least two records hold
+(the terms component, ``terms.mincount`` 2). The records holding those keys
+are then read with their keys, a batch of keys at a time, by a ``{!terms}``
+query (no escaping, no clause limit); every pair inside a key's bucket is a
+candidate.
+
+A key held by very many records says little (a phrase every record has)
+and would make its bucket's pairs quadratic; keys held by more than
+``max_bucket`` records are skipped and counted. Exact duplicates are found
+apart from the bands, by their MD5, so skipping never loses them.
+
+Reading the members is most of what a large report asks of Solr: at 1M
+records the buckets held 2.54M members (of 714,120 distinct records), and
+reading them took Solr's JVM 124 s of CPU, about 50 us a member, most of it
+opening each record's stored fields and listing its 21 stored keys. Two
+other ways were tried there, once each, and were no cheaper: every record
+read once in cursor pages (123 s: the stored keys cost more that way, and
+each page sorts the index by id), and the keys kept as docValues instead
+of stored (a member's 21 keys from docValues cost more than stored ones,
+and indexing took 228 s instead of 157 s).
+
+Pairs are kept as numpy arrays of record numbers, 8 bytes a pair, so millions
+of candidates fit in a little memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .numbering import Ids, Numbering
+from ..parallel import bounded_map
+from ..records.record import id_order
+from ..index.schema import ID, TEXT
+from ..index.solr import Solr
+
+# A key held by more records than an online query reads for one record
+# (``candidates.LSH``'s 100) would make every holder a candidate of every
+# other, 4,950 pairs from one key at this size and quadratically more
+# beyond: such keys are skipped and counted.
+MAX_BUCKET = 100
+# Records read by one bucket request. Two requests are in flight, so this
+# bounds the members held at once; at 1M records, batches of 5,000 instead of
+# 20,000 were part of taking the report's peak memory from 1056 to 904 MB,
+# with the same pairs.
+DOCS_PER_QUERY = 5_000
+# Pairs met (8 bytes each) gathered before they are first folded into the
+# distinct pairs known: later folds wait until as many were met as are
+# known. At a million records 3.9 million pairs were met, 2.9 million of
+# them distinct.
+PAIR_BLOCK = 1 << 22
+# Pairs recoded at once at the end (temporaries of 8 bytes a pair each).
+RECODE_SPAN = 1 << 20
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs as indices into ``ids`` (smaller id first)."""
+
+    ids: Sequence[str]
+    left: np.ndarray
+    right: np.ndarray
+
+    CHUNK = 1 << 16
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def pairs(self, start: int = 0, end: int | None = None) -> Iterator[tuple[str, str]]:
+        """Pairs ``start`` to ``end`` (all by default), in id order. A chunk at
+        a time: millions of pairs as Python ints would cost more memory than
+        all the texts."""
+        end = len(self.left) if end is None else end
+        for first in range(start, end, self.CHUNK):
+            last = min(first + self.CHUNK, end)
+            for a, b in zip(self.left[first:last].tolist(), self.right[first:last].tolist()):
+                yield self.ids[a], self.ids[b]
+
+
+@dataclass
+class Skipped:
+    """Keys left out for being held by more than ``max_bucket`` records."""
+
+    keys: int = 0
+    largest: int = 0
+
+
+def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int]]:
+    """(key, count) of every key starting with ``prefix`` held by 2 or more records.
+
+    The terms component reads the term dictionary alone, so the key field
+    needs no docValues (which would cost a third of the indexing time). Its
+    counts include records deleted or replaced but not yet merged away,
+    which can only add a key whose bucket then holds fewer records.
+    """
+    return solr.terms(field_name, prefix=prefix, mincount=2)[1]
+
+
+def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
+                   skipped: Skipped | None = None, with_texts: bool = False,
+                   progress: Callable[[], None] = lambda: None) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """The ids holding each shared key of ``field_name``, one terms request per
+    key prefix, ``max_bucket=None`` keeping every key: for each request of
+    about ``DOCS_PER_QUERY`` members, its buckets and (``with_texts``) the
+    texts of their members."""
+    def kept() -> Iterator[tuple[str, int]]:
+        # A prefix at a time, as the batches need them: never all keys at once.
+        for prefix in prefixes:
+            for key, count in shared_keys(solr, field_name, prefix):
+                if max_bucket is None or count <= max_bucket:
+                    yield key, count
+                elif skipped is not None:
+                    skipped.keys += 1
+                    skipped.largest = max(skipped.largest, count)
+            progress()
+
+    fields = f"{ID},{field_name}" + (f",{TEXT}" if with_texts else "")
+
+    def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
+        # One request per batch, its size known from the counts: no paging,
+        # so the long query is sent once. Keys hold no commas.
+        found = solr.search(f"{{!terms f={field_name}}}" + ",".join(batch), fl=fields, rows=sum(batch.values()))
+        return batch, found.docs
+
+    # Two requests in flight: Solr reads one batch while we take the last apart.
+    for batch, docs in bounded_map(fetch, _batches(kept()), 2):
+        yield _members(docs, batch, field_name), ({doc[ID]: doc[TEXT] for doc in docs} if with_texts else {})
+
+
+def _members(docs: list[dict], batch: dict[str, int], field_name: str) -> list[list[str]]:
+    """The ids of ``docs`` holding each key of ``batch``.
+
+    A record's band keys are stored in band order, each starting with its
+    band's number in two hex digits (``bands.band_keys``), and a batch's keys
+    come from one band or two: a record's keys at those bands' places are
+    looked at first, all of its keys only when none of those is in the
+    batch (a field of another layout). At a million records that is 2
+    lookups a member instead of 21, where this loop was most of the
+    report's own time.
+    """
+    places = sorted({int(key[:2], 16) for key in batch}) if all(len(key) == 16 for key in batch) else []
+    members: dict[str, list[str]] = {}
+    for doc in docs:
+        values = doc.get(field_name, ())
+        if isinstance(values, str):
+            values = [values]
+        found = False
+        for place in places:
+            if place < len(values) and (key := values[place]) in batch:
+                members.setdefault(key, []).append(doc[ID])
+                found = True
+        if not found:
+            for key in values:
+                if key in batch:
+                    members.setdefault(key, []).append(doc[ID])
+    return list(members.values())
+
+
+def _batches(keys: Iterable[tuple[str, int]]) -> Iterator[dict[str, int]]:
+    """Keys in groups holding about DOCS_PER_QUERY records in all."""
+    batch: dict[str, int] = {}
+    total = 0
+    for key, count in keys:
+        batch[key] = count
+        total += count
+        if total >= DOCS_PER_QUERY:
+            yield batch
+            batch, total = {}, 0
+    if batch:
+        yield batch
+
+
+class Pairing:
+    """Every pair inside each group, gathered as groups arrive.
+
+    Ids get numbers in order of arrival (:meth:`add` says which ids it saw
+    first; ``numbering.py``, 50-85 bytes an id). The pairs met are kept as
+    two int32 arrays of those numbers, 8 bytes a pair met; whenever as many
+    pairs were met as are already known (and at least ``block``,
+    ``PAIR_BLOCK`` by default), they are folded into the sorted distinct
+    codes of the pairs known so far (8 bytes a distinct pair), so a pair met
+    in many groups costs its bytes once and the work stays n log n over all.
+    Only at the end are the numbers put in id order (:meth:`candidates`).
+    The pairs of a request's groups are made at once, by numpy, for each
+    size of group.
+    """
+
+    def __init__(self, block: int | None = None) -> None:
+        self.block = PAIR_BLOCK if block is None else block
+        self.numbering = Numbering()
+        self.left: list[np.ndarray] = []
+        self.right: list[np.ndarray] = []
+        self.met = 0
+        self.known = np.zeros(0, np.int64)  # distinct codes larger << 32 | smaller, sorted
+
+    def add(self, groups: list[list[str]]) -> list[str]:
+        """Pair up the members of each group; the ids seen for the first time, in order."""
+        flat, new = self.numbering.add([member for group in groups for member in group])
+        sizes = np.array([len(group) for group in groups], np.int64)
+        starts = np.cumsum(sizes) - sizes
+        for size in np.unique(sizes).tolist():
+            if size < 2:
+                continue
+            at = starts[sizes == size]
+            grid = flat[at[:, None] + np.arange(size)]  # a row per group of this size
+            first, second = np.triu_indices(size, k=1)
+            self.left.append(grid[:, first].ravel())
+            self.right.append(grid[:, second].ravel())
+            self.met += len(at) * len(first)
+        if self.met >= max(self.block, len(self.known)):
+            self._fold()
+        return new
+
+    def _fold(self) -> None:
+        """The pairs met since the last fold, into ``known``."""
+        a, b = (np.concatenate([np.zeros(0, np.int32), *side]).astype(np.int64) for side in (self.left, self.right))
+        self.left, self.right, self.met = [], [], 0
+        codes = np.maximum(a, b) << 32 | np.minimum(a, b)
+        del a, b
+        codes = np.concatenate([self.known, codes])
+        self.known = np.zeros(0, np.int64)
+        # Sorted in place: the fold's peak is two arrays of its pairs, not three.
+        self.known = distinct(codes, in_place=True)
+
+    def candidates(self) -> tuple[Candidates, np.ndarray]:
+        """The pairs, each once, smaller id first, in id order; and each
+        record's number of arrival by its place in id order."""
+        self._fold()
+        arrived = self.numbering.ids()
+        self.numbering = Numbering()
+        arrival = id_order(arrived)
+        ids = Ids(arrived[n] for first in range(0, len(arrival), RECODE_SPAN)
+                  for n in arrival[first:first + RECODE_SPAN].tolist())
+        del arrived
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[arrival] = np.arange(len(ids))
+        # The codes by arrival become codes by id rank a block at a time, in
+        # place (a pair's two numbers are distinct, so the codes stay distinct).
+        size = max(len(ids), 1)
+        codes, self.known = self.known, np.zeros(0, np.int64)
+        for at in range(0, len(codes), RECODE_SPAN):
+            known = codes[at:at + RECODE_SPAN]
+            a, b = rank[known >> 32], rank[known & 0xFFFFFFFF]
+            known[:] = np.minimum(a, b) * size + np.maximum(a, b)
+        del rank
+        codes.sort()
+        # Record numbers fit 32 bits (a few billion records would not fit the rest anyway): 8 bytes a pair.
+        first, second = np.empty(len(codes), np.int32), np.empty(len(codes), np.int32)
+        for at in range(0, len(codes), RECODE_SPAN):
+            first[at:at + RECODE_SPAN], second[at:at + RECODE_SPAN] = np.divmod(codes[at:at + RECODE_SPAN], size)
+        return Candidates(ids, first, second), arrival
+
+
+def distinct(values: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """The distinct values of an array, sorted: ``np.unique`` by sorting
+    (numpy 2.4's ``unique`` took 3.2 s for 5 million random int64 codes,
+    sorting them and comparing neighbours 0.03 s). ``in_place`` sorts
+    ``values`` itself instead of a copy, for an array no one else reads."""
+    if in_place:
+        values.sort()
+    else:
+        values = np.sort(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values

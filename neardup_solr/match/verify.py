@@ -1,0 +1,68 @@
+"""Checking a candidate: is it really a near duplicate?
+
+Two checks, one per kind of mode:
+
+- :class:`EditDistanceCheck` (the reference modes): the word-level
+  Levenshtein distance of the two normalized texts is at most
+  ``max_dist``; records with the same MD5 are at distance 0 unread.
+- :class:`SimilarityCheck` (the default mode): the soft, rarity- and
+  position-weighted cosine of the two repaired texts (``similarity.py``);
+  which scores are kept is the match model's business (``model.py``).
+
+Either way a kept pair carries its word edit distance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import Levenshtein
+
+from ..index.documents import repaired_tokens
+from ..results.pairs import Pair
+from ..text.repair import repair
+from ..index.schema import ID, MD5, TEXT
+from .similarity import CloseWords, Vector, Weights, similarity
+from ..text.normalize import normalize, words
+
+
+def word_distance(a: list[str], b: list[str]) -> int:
+    """Levenshtein distance counted in words: insertions, deletions, substitutions."""
+    return Levenshtein.distance(a, b)
+
+
+class EditDistanceCheck:
+    """The reference verification: word edit distance <= max_dist."""
+
+    def __init__(self, max_dist: int):
+        self.max_dist = max_dist
+
+    def prepare(self, doc: dict[str, Any]) -> list[str]:
+        return words(normalize(doc[TEXT]))
+
+    def check(self, doc: dict[str, Any], mine: list[str], other: dict[str, Any]) -> Pair | None:
+        if other[MD5] == doc[MD5]:
+            distance = 0
+        else:
+            distance = word_distance(mine, words(normalize(other[TEXT])))
+        return Pair(doc[ID], other[ID], distance) if distance <= self.max_dist else None
+
+
+def text_vector(weights: Weights, text: str) -> Vector:
+    return weights.vector(repaired_tokens(repair(text)))
+
+
+class SimilarityCheck:
+    """The default verification: the soft weighted cosine of two records,
+    and the pair it makes with their word edit distance."""
+
+    def __init__(self, close: CloseWords):
+        self.close = close
+
+    def score(self, vector_a: Vector, vector_b: Vector) -> float:
+        return similarity(vector_a, vector_b, self.close)
+
+    @staticmethod
+    def pair(a: str, text_a: str, b: str, text_b: str, score: float, probability: float | None) -> Pair:
+        distance = word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
+        return Pair(a, b, distance, score, probability)

@@ -1,0 +1,443 @@
+"""The default mode in bulk: every candidate pair of the index, verified,
+and the match model fitted to all of them.
+
+Candidates come from the band keys' buckets (``collisions.py``), every pair
+inside a bucket once, and from records sharing an MD5 (exact copies, kept
+whatever the bucket limit). Each record is weighed when it first arrives
+(its text then dropped); each candidate is scored by the soft weighted
+cosine and given the level of its numbers' agreement, by the compiled
+kernel over the records as arrays (``kernel.py``); the match model fitted to
+both (``model.py``) keeps the pairs with a match probability of at least 1/2.
+
+Weighing the records (repair, words, weights) and making the kept pairs
+(repair, word edit distance) are CPU-bound Python, and each costs about as
+much as its records have words. The work is cut into pieces of
+``VERIFY_SPAN`` units (the unit: 20 us of Python, what scoring a pair of
+short records cost before the kernel; weighing a record or making a kept
+pair costs ``TWICE`` that), and from ``FORK_FROM`` units of work on, every
+core takes pieces in a forked worker; the results and their order do not
+depend on how many workers ran. The kernel runs on every core's thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain
+
+import numpy as np
+
+from ..match import explanations
+from ..lsh.bands import band_prefix, collision_probability
+from ..match.buckets import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
+from ..index.documents import lsh_shingles, repaired_tokens
+from ..match.kernel import CloseTable, Rows, Vocabulary, score_pairs
+from ..match.model import MatchModel, fit, histogram, with_labels
+from ..results.outputs import counted
+from ..results.pairs import Pair, PairTables
+from ..records.record import source_of
+from ..parallel import bounded_map, cores, forked_map
+from ..progress import Progress, Tally
+from ..text.repair import repair
+from ..index.schema import BAND_KEYS, MD5, TOKENS
+from ..text.shingles import jaccard
+from ..match.similarity import Weights
+from ..index.solr import Solr
+from ..index.state import IndexSettings
+from ..match.summary import ReportSummary
+from ..match.verify import text_vector, word_distance
+
+# Units of work (see above) in one piece of work, and how many it takes
+# before forking workers pays for itself.
+VERIFY_SPAN = 1 << 16
+FORK_FROM = 4 * VERIFY_SPAN
+# Distinct words of a short record (a business name and address: 8.9 on the
+# benchmark's records), the records the unit is measured on: a document of
+# 350 words costs about 40 times the work.
+RECORD_WORDS = 9
+# The smallest piece of work, however long the records: a piece's start-up
+# (a forked worker's task, its results sent back) must stay small beside it.
+MIN_SPAN = 1 << 10
+# Weighing a record (repair, tokens, weights, numbers) and making a kept pair
+# (two repairs, a word edit distance and a Jaccard) each cost about two
+# units: 35-41 and 42 us for short records, in a 1M-record report.
+TWICE = 2
+
+
+@dataclass
+class Verified(PairTables):
+    """The default mode's result: the pairs kept, and the match model fitted
+    to all candidates (whose cut kept them, unless a fixed cut was given).
+    Iterating it gives the pairs; ``to_pandas()`` and ``to_arrow()`` give
+    them as a table (:class:`~neardup_solr.results.pairs.PairTables`)."""
+
+    pairs: list[Pair]
+    model: MatchModel
+    cut: float
+    # The estimated share of the true pairs that share a band key at all
+    # (:func:`proposed_share`); the model sees only those that do.
+    proposed: float = 1.0
+    # Whether ``cut`` was given (a fixed cut) rather than the model's.
+    forced: bool = False
+
+    @property
+    def summary(self) -> ReportSummary:
+        """What the report says of its model and cut (``PAIRS.model.json``)."""
+        return ReportSummary.of(self.model, self.cut, forced=self.forced, proposed=self.proposed)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __repr__(self) -> str:
+        """One line: how many pairs, the cut, and the model's estimates
+        (``Pairs(114 pairs, cut 0.66, estimated precision 0.99 recall 0.96)``)."""
+        estimated = self.summary.estimated
+        told = "" if estimated is None else \
+            f", estimated precision {estimated.precision:.2f} recall {estimated.recall:.2f}"
+        return f"Pairs({counted(len(self.pairs), 'pair')}, cut {self.cut:.2f}{' (given)' if self.forced else ''}{told})"
+
+
+def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
+              max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+              progress: Progress | None = None, warn: Callable[[str], None] = lambda _: None,
+              explain: bool = False) -> Verified:
+    """Every pair sharing a band key (or its MD5), scored; a match model fitted
+    to all their similarities and number agreements; the pairs it calls
+    matches (or those at or above a fixed ``cut``).
+
+    The buckets are read and their new records weighed as they arrive (on
+    every core when the index is large); then every candidate is scored by
+    the compiled kernel (``kernel.py``), keeping only a float and a level
+    per pair; the model is fitted to their histogram; last, the kept pairs
+    are made, with their word edit distance and probability.
+
+    Args:
+        solr: the index, built by :func:`neardup_solr.index.writer.index_records`
+            with the LSH fields.
+        link: only pairs across sources (:func:`across_sources`): the
+            candidates within one source are dropped as soon as they are
+            found, so the model is fitted to the cross-source ones alone.
+        cut: a fixed smallest similarity instead of the model's cut.
+        max_bucket: band keys held by more records than this are skipped
+            (and ``warn`` told how many); ``None`` keeps every key.
+        labels: pairs a person labeled (``True``: the same), which sharpen
+            the fitted model (:func:`neardup_solr.match.model.with_labels`) and are
+            kept (probability 1) or left out as labeled; only those that are
+            candidates count (``warn`` is told of the others).
+        progress: told of the steps "colliding bands" (one unit a band) and
+            "verifying candidates" (one unit a candidate pair).
+        warn: told, in a sentence, of keys skipped.
+        explain: give each kept pair its explanation in brief (its
+            similarity's weight and its numbers', ``explanations.py``).
+
+    Returns:
+        The kept pairs (smaller id first, in id order), the model and the
+        cut used. Costs one terms request per band, one request per batch of
+        about 5,000 bucket members, one for the document frequencies, and
+        one per 1000 records of kept pairs (their texts); memory holds every
+        candidate as 8 bytes plus a float and a byte (and 8 bytes for
+        each time a pair was met since the last fold while the buckets are
+        read, ``collisions.Pairing``), and every
+        record in a bucket as its id and 12 bytes a distinct word: texts are
+        weighed as the buckets arrive and not kept.
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    settings = IndexSettings.load(solr)
+    found, weighed = _weighed_candidates(solr, settings, max_bucket, progress, warn)
+    if link:
+        found = across_sources(found, warn)
+    # Progress goes on with the candidate pairs.
+    tick = Tally(progress, "verifying candidates", len(found))
+    tick(0)
+    scores, levels = scored(found, weighed, tick)
+    model = fit(histogram(scores, levels))
+    if labels:
+        labeled, same = _labeled(found, labels, warn)
+        model = with_labels(model, histogram(scores[labeled[same]], levels[labeled[same]]),
+                            histogram(scores[labeled[~same]], levels[labeled[~same]]))
+    keep = model.keeps(scores, levels, cut)
+    if labels:
+        # A labeled pair is what its label says, whatever its cell's probability.
+        keep[labeled] = same
+    chosen_cut = model.cut if cut is None else cut
+    kept = np.flatnonzero(keep)
+    probabilities = model.probabilities(scores[kept], levels[kept])
+    if labels:
+        for at in np.flatnonzero(np.isin(kept, labeled)).tolist():
+            probabilities[at] = 1.0
+
+    # Only the kept pairs' texts are read again (for their word edit
+    # distance), a block of kept pairs at a time.
+    texts: dict[str, str] = {}
+
+    def made(span: tuple[int, int]) -> tuple[list[Pair], list[float]]:
+        pairs, caught = [], []
+        for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
+            a, b = found.ids[found.left[i]], found.ids[found.right[i]]
+            if a not in texts or b not in texts:
+                continue  # deleted while the report ran
+            repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
+            why = explanations.of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
+            pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
+                              float(scores[i]), p, why))
+            similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),
+                              lsh_shingles(repaired_b, settings.lsh_shingles))
+            caught.append(collision_probability(similar, settings.bands, settings.band_rows))
+        return pairs, caught
+
+    words = weighed.words
+    pairs, caught = [], []
+    for first in range(0, len(kept), KEPT_BLOCK):
+        last = min(first + KEPT_BLOCK, len(kept))
+        records = distinct(np.concatenate([found.left[kept[first:last]], found.right[kept[first:last]]]))
+        texts = solr.texts([found.ids[i] for i in records.tolist()])
+        spans = [(first + a, first + b) for a, b in _spans(last - first, words, TWICE)]
+        for part, chances in forked_map(made, spans, _workers(last - first, words, TWICE)):
+            pairs.extend(part)
+            caught.extend(chances)
+    return Verified(pairs, model, chosen_cut, proposed_share([p.probability for p in pairs], caught), cut is not None)
+
+
+def across_sources(found: Candidates, warn: Callable[[str], None] = lambda _: None) -> Candidates:
+    """The candidates whose two records are of different sources
+    (:func:`neardup_solr.records.record.source_of`); ``ids`` kept as they are, so
+    the records' numbers still hold. ``warn`` is told when none is left
+    because every record is of one source. Costs a source lookup per
+    record and a byte per candidate."""
+    sources: dict[str, int] = {}
+    numbered = np.fromiter((sources.setdefault(source_of(i), len(sources)) for i in found.ids), np.int32,
+                           len(found.ids))
+    across = numbered[found.left] != numbered[found.right]
+    if len(sources) < 2 and len(found):
+        warn("every record is of one source, so no pair links two sources")
+    return Candidates(found.ids, found.left[across], found.right[across])
+
+
+def proposed_share(probabilities: list[float | None], caught: list[float]) -> float:
+    """The estimated share of all true pairs that share a band key, from the
+    kept pairs' match probabilities and the chance their LSH shingles'
+    Jaccard similarity gave each of sharing one (its S-curve, ``bands.py``).
+
+    A true pair proposed with chance p stands for 1/p true pairs like it
+    (the Horvitz-Thompson estimate): the true pairs the banding never
+    proposed are those of similarities it rarely catches, which the match
+    model, fitted to candidates only, cannot see. So the share is the kept
+    pairs' expected matches over the same with each weighed by 1/p. Pairs
+    without a probability (no model was fitted) say nothing: 1.
+
+    A pair's chance counts as at least ``LEAST_CHANCE``: the S-curve is
+    that of independent hash functions, and ours (one hash, XOR masks,
+    16-bit values) catches some pairs it gives almost no chance, which
+    would then stand for thousands each.
+    """
+    weighed = [(p, max(chance, LEAST_CHANCE)) for p, chance in zip(probabilities, caught) if p is not None]
+    matches = sum(p for p, _ in weighed)
+    standing = sum(p / chance for p, chance in weighed)
+    return matches / standing if standing else 1.0
+
+
+# The least chance of sharing a band key a kept pair is taken to have had.
+# At a million records (21 x 6 bands), 57 of the 135,909 kept pairs had a
+# chance under 0.1 by the S-curve, down to 0.00007; taken at face value
+# they put the share of true pairs proposed at 0.859, at 0.1 or more 0.966,
+# where 0.967 of the true pairs in fact shared a band key.
+LEAST_CHANCE = 0.1
+
+
+def _weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | None, progress: Progress | None,
+                        warn: Callable[[str], None]) -> tuple[Candidates, Weighed]:
+    """Every pair sharing a band key (in a bucket of at most ``max_bucket``)
+    or an MD5, and their records weighed (each record's text weighed when
+    it first arrives, then dropped)."""
+    weights = Weights(*solr.term_counts(TOKENS))
+    skipped = Skipped()
+    tick = Tally(progress, "colliding bands", settings.bands)
+    pairing = Pairing()
+    requests = chain(
+        bucket_batches(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+                       skipped=skipped, with_texts=True, progress=tick),
+        bucket_batches(solr, MD5, [""], max_bucket=None, with_texts=True),
+    )
+
+    def batches() -> Iterator[list[str]]:
+        # A record's text comes with every bucket it is in; it is weighed the first time.
+        batch, size = [], 0
+        for groups, texts in requests:
+            for record_id in pairing.add(groups):
+                batch.append(texts[record_id])
+                size += len(batch[-1])
+            if size >= WEIGH_CHARACTERS:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+    # Forking pays for itself on a large index: decided from its size, as the records arrive unknown.
+    words = sum(weights.doc_freq.values()) / weights.doc_count if weights.doc_count else RECORD_WORDS
+    vocabulary = Vocabulary()
+    # Each piece's words are numbered as it arrives: a million records' words as strings cost 320 MB.
+    rows = _rows(forked_map(partial(_vectors, weights), batches(), _workers(weights.doc_count, words, TWICE)),
+                 vocabulary)
+    if skipped.keys:
+        warn(f"skipped {skipped.keys} band keys held by more than {max_bucket} records each "
+             f"(up to {skipped.largest}): near-identical groups that large are left out; "
+             "a larger bucket limit includes them")
+    found, arrival = pairing.candidates()
+    return found, Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right, arrival), arrival,
+                          vocabulary.words)
+
+
+def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
+             warn: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates a person labeled (their positions) and which of them
+    were labeled the same; ``warn`` is told of labeled pairs that are not
+    candidates."""
+    position = {record_id: i for i, record_id in enumerate(found.ids)}
+    width = len(found.ids)
+    keys = found.left.astype(np.int64) * width + found.right.astype(np.int64)
+    wanted: dict[int, bool] = {}
+    for pair, is_same in labels.items():
+        ends = [position.get(record_id) for record_id in pair]
+        if len(ends) == 2 and None not in ends:
+            wanted[ends[0] * width + ends[1]] = is_same
+            wanted[ends[1] * width + ends[0]] = is_same
+    hits = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.int64, len(wanted))))
+    if len(hits) < len(labels):
+        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
+             "and do not count")
+    return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
+
+
+@dataclass
+class Weighed:
+    """What :func:`scored` needs of the records (:func:`weigh`): their
+    weighted words as rows (by the candidates' record numbers) and the
+    close words of their vocabulary."""
+
+    rows: Rows
+    close: CloseTable
+    row_of: np.ndarray | None = None  # each record's row, by its number in the candidates (default: the same)
+    spellings: list[str] | None = None  # the words the rows number
+
+    @property
+    def words(self) -> float:
+        """The records' distinct words on average."""
+        return len(self.rows.words) / len(self.rows) if len(self.rows) else RECORD_WORDS
+
+
+def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
+    """The weighted words of the candidates' records, by the index's
+    document frequencies, as rows in ``found.ids``' order, and the close
+    words the candidates need (:meth:`CloseTable.needed`): what
+    :func:`lsh_pairs` makes as the buckets arrive, for candidates found
+    another way.
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    weights = Weights(*solr.term_counts(TOKENS))
+    ids = found.ids
+    # Every word counted, not only distinct ones: repair reads them all.
+    words = sum(texts[record_id].count(" ") + 1 for record_id in ids) / len(ids) if ids else RECORD_WORDS
+    parts = forked_map(lambda span: _vectors(weights, [texts[record_id] for record_id in ids[span[0]:span[1]]]),
+                       _spans(len(ids), words, TWICE), _workers(len(ids), words, TWICE))
+    vocabulary = Vocabulary()
+    rows = _rows(parts, vocabulary)
+    return Weighed(rows, CloseTable.needed(vocabulary.words, rows, found.left, found.right), None, vocabulary.words)
+
+
+# Kept pairs whose texts are read at once (at most twice as many texts):
+# a million records keep about 136,000 pairs, ten million ten times that.
+KEPT_BLOCK = 1 << 17
+
+# Characters of text weighed in one piece of work while the buckets are read:
+# about 3,000 short records or 70 documents of 350 words.
+WEIGH_CHARACTERS = 200_000
+
+
+def _vectors(weights: Weights, texts: list[str]) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The texts' weighted words: how many each has, the words, their weights."""
+    lengths, words, values = [], [], []
+    for text in texts:
+        vector = text_vector(weights, text)
+        lengths.append(len(vector))
+        words.extend(vector)
+        values.extend(vector.values())
+    return np.array(lengths, np.int64), words, np.array(values, np.float64)
+
+
+def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary: Vocabulary) -> Rows:
+    """Rows of the records :func:`_vectors` weighed, in order, their words numbered by ``vocabulary``."""
+    lengths, numbered, values = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)], [np.zeros(0)]
+    for count, words, weights in parts:
+        lengths.append(count)
+        numbered.append(np.fromiter(map(vocabulary.number, words), np.int32, len(words)))
+        values.append(weights)
+    counts = np.concatenate(lengths)
+    start = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=start[1:])
+    # One array at a time, its pieces let go at once: 20 bytes a word at the peak, not 24.
+    words = _joined(numbered)
+    return Rows(start, words, _joined(values), vocabulary.digits())
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts concatenated, ``parts`` emptied."""
+    joined = np.concatenate(parts)
+    del parts[:]
+    return joined
+
+
+# Candidate pairs scored by one call of the kernel: its tables are the
+# vocabulary's size, made once a call.
+SCORE_SPAN = 1 << 18
+
+
+def scored(found: Candidates, weighed: Weighed,
+           tick: Callable[[int], None] = lambda done: None) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's similarity, and its level of number agreement, by the
+    compiled kernel (``kernel.py``) on every core's thread.
+
+    Args:
+        found: the candidate pairs.
+        weighed: their records' weighted words (:func:`weigh`), in ``found.ids``' order.
+        tick: told how many more pairs are done, a piece of work at a time.
+
+    Returns:
+        The similarities (float64) and levels (int8), in ``found``'s order.
+    """
+    spans = [(start, min(start + SCORE_SPAN, len(found))) for start in range(0, len(found), SCORE_SPAN)]
+
+    def part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        return score_pairs(weighed.rows, weighed.close, found.left[span[0]:span[1]], found.right[span[0]:span[1]],
+                           weighed.row_of)
+
+    parts = []
+    for (start, end), done in zip(spans, bounded_map(part, spans, cores())):
+        tick(end - start)
+        parts.append(done)
+    if not parts:
+        return np.zeros(0), np.zeros(0, np.int8)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _spans(count: int, words: float = RECORD_WORDS, cost: float = 1) -> list[tuple[int, int]]:
+    """``count`` pieces of work on records of ``words`` words on average,
+    each costing ``cost`` pairs' scoring, cut into pieces of ``VERIFY_SPAN``
+    short records' pairs' worth of work: (start, end) each."""
+    span = max(MIN_SPAN, int(VERIFY_SPAN * RECORD_WORDS / (max(words, RECORD_WORDS) * cost)))
+    return [(start, min(start + span, count)) for start in range(0, count, span)]
+
+
+def _workers(count: int, words: float = RECORD_WORDS, cost: float = 1) -> int:
+    """Forked workers for ``count`` pieces of work on records of ``words``
+    words on average, each costing ``cost`` pairs' scoring: every core once
+    the work is worth forking for."""
+    return cores() if count * cost * max(words, RECORD_WORDS) >= FORK_FROM * RECORD_WORDS else 1
+

@@ -1,0 +1,149 @@
+"""Online search of field records: the near duplicates of one record, by the report's model.
+
+A record of fields is looked up as a report compares it
+(``linkage.py``): its candidates are the records sharing one of its LSH
+band keys or one of the keys the last report used (``keys.py``: all of a
+key's forms, asked of ``schema.FIELD_VALUES``), each of their fields is
+compared with its own (``comparisons.py``), and the field model the report
+kept with the index gives each its probability (``fieldmodel.py``), an
+agreement on a value weighed by how rare the value is in the index (its
+document frequency). Those of probability 1/2 or more are its matches,
+with how many of their fields differ as their distance, as in a
+report's pairs.
+
+Before any report of the index there is no field model: the record is
+then looked up by its text (``search.OnlineSearch``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..match.candidates import LSH
+from ..fields.comparisons import Column, compare, joint
+from ..match.fieldmodel import FieldModel
+from ..fields.values import FieldProfile, normal
+from ..fields.keys import Key, key_form, key_term, key_words, value_term
+from ..records.record import Record, id_key, key_prefix
+from ..text.repair import repair
+from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
+from .linkage import differing, unit_shares
+from .search import Match, OnlineSearch
+from ..index.solr import Solr, term
+from ..index.state import IndexSettings
+
+# A record sharing all of a key's forms ranks above any that shares band
+# keys only: the query's clauses score a constant each.
+KEY_SCORE = 1000
+
+
+class FieldSearch:
+    """Near duplicates of one field record, in two Solr requests: its
+    candidates, and the document frequencies of its values.
+
+    Args:
+        solr: the index.
+        settings: its settings (fields and banding).
+        model, keys: the field model and keys the last report kept.
+        text: the text search whose banding finds the record's band keys.
+    """
+
+    def __init__(self, solr: Solr, settings: IndexSettings, model: FieldModel, keys: Sequence[Key],
+                 text: OnlineSearch, per_record: int = LSH.per_record):
+        self.solr, self.settings, self.model, self.keys = solr, settings, model, list(keys)
+        self.text, self.per_record = text, per_record
+
+    def forms(self, record: Record) -> list[str]:
+        """Each field's normal form in ``record`` ("" where it lacks it)."""
+        values = dict(record.fields)
+        return [normal(p.kind, values.get(p.name, "")) for p in self.settings.fields]
+
+    def query(self, record: Record, exclude: str | None, within: str) -> tuple[str, list[str]]:
+        """The query of ``record``'s candidates and its filters."""
+        forms = self.forms(record)
+        clauses = [f"{term(BAND_KEYS, k)}^=1" for k in self.text.builder.band_keys([repair(record.text)])[0]]
+        for key in self.keys:
+            terms = [_key_term(i, self.settings.fields[i], forms[i]) for i in key.fields]
+            if all(terms):
+                clauses.append("(" + " AND ".join(term(FIELD_VALUES, t) for t in terms) + f")^={KEY_SCORE}")
+        query = " OR ".join(clauses)
+        if exclude:
+            query = f"({query}) -{term(ID, exclude)}"
+        filters = [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
+        return query, filters
+
+    def candidates(self, record: Record, exclude: str | None = None, within: str = "") -> list[dict[str, Any]]:
+        """The records sharing a band key or a key with ``record`` (best
+        ``per_record`` by what they share), with their text and fields.
+        One request."""
+        query, filters = self.query(record, exclude, within)
+        return self.solr.search(query, fq=filters, sort="score desc,id asc", rows=self.per_record,
+                                fl=f"{ID},{TEXT},{RECORD_FIELDS}").docs
+
+    def scored(self, record: Record, others: Sequence[Mapping[str, Any]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """How ``record`` compares with each of ``others`` (Solr documents
+        with their fields): the levels of each field (others x fields) and of
+        each of the model's units (fields compared together joined), the
+        share of the index holding each unit's values of ``record``, and
+        each one's probability. Costs one request (the values' document
+        frequencies)."""
+        values = dict(record.fields)
+        columns = []
+        for found in self.settings.fields:
+            raw = [values.get(found.name) or None,
+                   *((json.loads(o.get(RECORD_FIELDS) or "{}").get(found.name) or None) for o in others)]
+            columns.append(Column.of(found.kind, raw))
+        mine = np.zeros(len(others), np.int64)
+        theirs = np.arange(1, len(others) + 1, dtype=np.int64)
+        field_levels = np.stack([compare(c, mine, theirs) for c in columns], axis=1) if others else \
+            np.zeros((0, len(columns)), np.int8)
+        units = self.model.field_units
+        levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
+        shares = unit_shares(np.tile(self.shares(self.forms(record)), (len(others), 1)), units)
+        return field_levels, levels, shares, self.model.probabilities(levels, shares)
+
+    def shares(self, forms: Sequence[str]) -> np.ndarray:
+        """Each field's share of the records filling it that hold the value
+        of normal form ``forms[i]``, from the index's document frequencies
+        (1 where the value is missing). One request."""
+        wanted = {i: value_term(i, f) for i, f in enumerate(forms) if f and "," not in value_term(i, f)}
+        out = np.ones(len(forms))
+        if not wanted:
+            return out
+        documents, counts = self.solr.term_counts(FIELD_VALUES, list(wanted.values()))
+        for i, t in wanted.items():
+            # Counted against the records filling the field when the model was fitted, as the report counted.
+            filled = self.model.filled[i] if i < len(self.model.filled) else self.settings.fields[i].filled * documents
+            out[i] = min(max(counts.get(t, 1), 1) / max(filled, 1.0), 1.0)
+        return out
+
+    def find(self, record: Record, exclude: str | None = None, within: str = "") -> list[Match]:
+        """The matches of ``record`` (probability 1/2 or more), most probable
+        first (ties by id); ``exclude`` is an id left out, ``within`` a
+        source the matches must be of. Costs two Solr requests."""
+        found = self.candidates(record, exclude, within)
+        if not found:
+            return []
+        field_levels, _, _, probabilities = self.scored(record, found)
+        matches = [Match(doc[ID], None, int(d), doc[TEXT], float(p))
+                   for doc, d, p in zip(found, differing(field_levels).tolist(), probabilities.tolist()) if p >= 0.5]
+        return sorted(matches, key=lambda m: (-m.probability, id_key(m.id)))
+
+
+def _key_term(field: int, profile: FieldProfile, form: str) -> str:
+    """The term a record holds for its key form of field ``field`` (as
+    ``keys.field_terms`` indexes it), or "" when it lacks the field."""
+    if not form:
+        return ""
+    keyed = key_form(profile.kind, form, key_words(profile))
+    if not keyed:
+        return ""
+    return key_term(field, keyed) if keyed != form else value_term(field, form)
+
+
+__all__ = ["FieldSearch"]

@@ -1,0 +1,607 @@
+"""Reading records without losing a valid one.
+
+Four formats (:mod:`sources` finds and opens the file, gzip or not, or
+standard input):
+
+- ``ID TEXT`` lines: an id, one space or tab, the text (only a space or
+  tab ends the id: an ideographic or no-break space is white space in the
+  text, and in the id it breaks the id rule);
+- CSV or TSV with a header row naming the columns: the id column and the
+  text columns, joined with a space (quoted fields may hold the delimiter,
+  quotes and line breaks; a line break inside a field becomes a space).
+  A row that spans lines must read as a whole row: if its quote closes
+  nowhere (the end of the file, or past the row limit), or badly (a
+  character other than the delimiter after it), or into more or fewer
+  fields than the header's, only its first line is named and skipped, and
+  reading resumes at its second line, so a stray quote never swallows the
+  rows after it;
+- JSON Lines, one object a line: the id field (a string or a whole number)
+  and the text fields (strings and numbers; a missing or null one is empty);
+- Parquet (:mod:`tables`, with pyarrow, an extra): rows found and joined
+  by the CSV rules (:func:`table_layout`, :func:`table_entry`), numbered
+  from 1, the first row of data.
+
+A UTF-8 byte-order mark at the start and CRLF line ends are fine in each.
+Entries that cannot be records are reported with the file and the line
+(the row for CSV and TSV, counted as a spreadsheet counts them: the header
+is row 1) and skipped; the records around them are kept. What counts as
+bad, with the reason each gets:
+
+- an empty line or row, a line starting with white space (no id), an empty
+  id, no text, an id the id rule rejects;
+- an id seen before in the same file (the first one is kept);
+- bytes that are not UTF-8; NUL or other control characters (tab is fine);
+- a line or row longer than ``max_line_bytes``;
+- text without a letter or digit (punctuation, symbols and spaces only,
+  ``-`` and ``_`` included);
+- CSV and TSV: a row with more or fewer fields than the header, a quote
+  that does not close (named by the line it opens on);
+- JSON Lines: a line that does not parse, is not an object, lacks the id
+  field, or holds a list or object in a text field.
+
+A header without the id column or a named text column makes no record
+readable: :class:`~neardup_solr.errors.MissingField`, before any record.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sqlite3
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from ..errors import InputError, MissingField
+from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
+from .sources import GZIP_ERRORS, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
+
+if TYPE_CHECKING:
+    from .tables import ParquetRows
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# What ends the id of an ``ID TEXT`` line: one space or tab, nothing else
+# (an ideographic or no-break space is white space inside the text, and in
+# an id it breaks the id rule).
+_ID_END = re.compile(r"[ \t]")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
+_BOM = "\ufeff"
+# Bytes of ID TEXT or JSON Lines read at a time: a line up to the limit fits
+# one block, and a block's lines cost a few MB at most.
+READ_BLOCK = 1 << 20
+TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
+# Between the items of a list (a JSON array, a Parquet list) made one field's value.
+LIST_SEPARATOR = "; "
+# What a table's cells may be separated by, and its name in a message.
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars (|)", ",": "commas"}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """What a format made of one line or row: an id and text, or the reason
+    it is no record."""
+
+    line: int
+    row: int | None = None
+    id: str = ""
+    text: str = ""
+    reason: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+class SeenIds:
+    """Where each id of a file was first seen.
+
+    The first ``IN_MEMORY`` ids are kept in a dict; past that, all move to a
+    temporary SQLite table on disk (SQLite keeps a 2 MB page cache), so a
+    file of any length is read in bounded memory.
+    """
+
+    # About 120 MB of dict, id strings and line numbers; a lookup in the
+    # table past it costs about 11 us, a tenth of what indexing a record does.
+    IN_MEMORY = 1_000_000
+
+    def __init__(self) -> None:
+        self._memory: dict[str, int] = {}
+        self._db: sqlite3.Connection | None = None
+
+    def first(self, record_id: str, where: int) -> int | None:
+        """Where ``record_id`` was seen before, or ``None`` (and it is now
+        seen at ``where``)."""
+        if self._db is None:
+            first = self._memory.setdefault(record_id, where)
+            if first != where:
+                return first
+            if len(self._memory) > self.IN_MEMORY:
+                self._spill()
+            return None
+        if self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (record_id, where)).rowcount:
+            return None
+        return self._db.execute("SELECT place FROM seen WHERE id = ?", (record_id,)).fetchone()[0]
+
+    def _spill(self) -> None:
+        # An empty name opens a private database on disk, deleted on close.
+        self._db = sqlite3.connect("")
+        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, place INTEGER) WITHOUT ROWID")
+        self._db.executemany("INSERT INTO seen VALUES (?, ?)", self._memory.items())
+        self._memory = {}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+@dataclass
+class RecordReader:
+    """Iterates the valid records of one file; ``bad`` collects the rest.
+
+    ``source`` is a :class:`~neardup_solr.records.sources.RecordFile`, or a path (or
+    ``-``, standard input) read as ``format`` and ``layout`` say (by default
+    the format its name implies). With ``strict`` the first bad entry raises
+    :class:`InputError` instead. :meth:`start` opens the file and reads its
+    header at once; iterating does it otherwise.
+    """
+
+    source: RecordFile | Path | str
+    strict: bool = False
+    max_line_bytes: int = MAX_LINE_BYTES
+    on_bad: Callable[[BadLine], None] | None = None
+    bad: list[BadLine] = field(default_factory=list)
+    lines: int = 0
+    # Valid records given out so far.
+    records: int = 0
+    format: str | None = None
+    layout: Layout | None = None
+    _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
+    _entries: Iterator[_Entry] | None = field(default=None, init=False, repr=False)
+    _closing: ExitStack = field(default_factory=ExitStack, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.source = RecordFile.of(self.source, self.format, self.layout)
+
+    @property
+    def unit(self) -> str:
+        """What an entry of the file is called in messages: line or row."""
+        return "row" if self.source.format in TABLE_FORMATS else "line"
+
+    @property
+    def size(self) -> int | None:
+        """Bytes in the file (compressed bytes for gzip); ``None`` for a stream."""
+        return self.source.size
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes taken from the file so far (compressed bytes for gzip)."""
+        return self._opened.bytes_read if self._opened is not None else 0
+
+    def start(self) -> RecordReader:
+        """Open the file and read its header: a file that cannot be read, or
+        a header without the id column, fails here, before any record."""
+        if self._entries is None:
+            with self._readable():
+                if self.source.format == "parquet":
+                    from .tables import ParquetRows  # pyarrow, an extra: imported only when used
+
+                    self._opened = self._closing.enter_context(ParquetRows(self.source, self.max_line_bytes))
+                    self._entries = self._opened.entries()
+                else:
+                    self._opened = self._closing.enter_context(open_bytes(self.source))
+                    self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes)
+        return self
+
+    def close(self) -> None:
+        self._closing.close()
+        self._entries = None
+
+    def __iter__(self) -> Iterator[Record]:
+        seen = SeenIds()
+        try:
+            self.start()
+            with self._readable():
+                for entry in self._entries:
+                    self.lines = entry.line
+                    reason = entry.reason or record_problem(entry.id, entry.text)
+                    if not reason and (first := seen.first(entry.id, entry.row or entry.line)) is not None:
+                        reason = f"duplicate id {entry.id!r}, first seen on {self.unit} {first}"
+                    if reason:
+                        self._report(BadLine(self.source.name, entry.line, reason, entry.row))
+                        continue
+                    self.records += 1
+                    yield Record(entry.id, entry.text, entry.fields)
+        finally:
+            seen.close()
+            self.close()
+
+    def _readable(self) -> _ReadErrors:
+        return _ReadErrors(self.source.name)
+
+    def _report(self, bad: BadLine) -> None:
+        if self.strict:
+            raise InputError(str(bad), hint=f"fix the {self.unit}, or read without the strict check to skip bad "
+                             f"{self.unit}s", remedy="strict", unit=self.unit)
+        self.bad.append(bad)
+        if self.on_bad is not None:
+            self.on_bad(bad)
+
+
+class _ReadErrors:
+    """Turns a failing read (a damaged gzip stream, a disk error) into one
+    :class:`InputError` naming the file."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, _traceback) -> bool:
+        if isinstance(error, GZIP_ERRORS):
+            raise InputError(f"{self.name}: the gzip data is damaged or cut short ({error})",
+                             hint="compress the file again") from None
+        if isinstance(error, OSError):
+            raise cannot_read(self.name, error) from None
+        return False
+
+
+def read_texts(source: RecordFile | Path | str, wanted: Iterable[str] | None = None) -> dict[str, str]:
+    """The texts of a file's records (of the ``wanted`` ids only, if given)."""
+    keep = None if wanted is None else set(wanted)
+    return {r.id: r.text for r in RecordReader(source) if keep is None or r.id in keep}
+
+
+def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[_Entry]:
+    if source.format in TABLE_DELIMITERS:
+        return _table_entries(stream, source, limit)
+    if source.format == "jsonl":
+        return (_json_entry(number, raw, source.layout, limit) for number, raw in _first_lines(stream, limit))
+    return (_text_entry(number, raw, limit) for number, raw in _first_lines(stream, limit))
+
+
+def _first_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """Numbered lines, a byte-order mark taken off the first."""
+    for number, raw in enumerate(_lines(stream, limit), start=1):
+        yield number, (raw.removeprefix(_BOM.encode()) if number == 1 and raw is not None else raw)
+
+
+def _lines(handle, limit: int, block: int | None = None) -> Iterator[bytes | None]:
+    """Lines without their end; ``None`` for a line over ``limit`` bytes.
+
+    Reads fixed blocks (``READ_BLOCK`` unless given), so an endless line
+    costs one block of memory, not the whole line.
+    """
+    block = block or READ_BLOCK
+    pending, skipping = b"", False
+    while data := handle.read(block):
+        lines = (pending + data).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if skipping:
+                skipping = False
+                yield None
+            else:
+                yield _fitting(line.removesuffix(b"\r"), limit)
+        if len(pending) > limit + 1:
+            pending, skipping = b"", True
+    if skipping:
+        yield None
+    elif pending:
+        yield _fitting(pending.removesuffix(b"\r"), limit)
+
+
+def _fitting(line: bytes, limit: int) -> bytes | None:
+    return line if len(line) <= limit else None
+
+
+def _decoded(number: int, raw: bytes | None, limit: int) -> tuple[str, _Entry | None]:
+    """A line as text, or the entry saying why it is none."""
+    if raw is None:
+        return "", _Entry(number, reason=f"line longer than {limit} bytes")
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return "", _Entry(number, reason=f"not UTF-8 (byte {err.start + 1})")
+    if not line.strip():
+        return "", _Entry(number, reason="empty line")
+    return line, None
+
+
+def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
+    line, bad = _decoded(number, raw, limit)
+    if bad is not None:
+        return bad
+    control = _CONTROL.search(line)
+    if control:
+        return _Entry(number, reason=f"control character U+{ord(control.group()):04X} at column {control.start() + 1}")
+    if line[0].isspace():
+        return _Entry(number, reason="no id: the line starts with white space")
+    end = _ID_END.search(line)
+    if end is None:
+        return _Entry(number, id=line.rstrip(), text="")
+    return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
+
+
+def _one_line(value: str) -> str:
+    """A field's value on one line: line breaks to spaces, trimmed."""
+    return _LINE_BREAK.sub(" ", value).strip()
+
+
+def _joined(values: Iterable[str]) -> str:
+    """Field values as one text: line breaks to spaces, empty ones left out."""
+    return " ".join(v for v in map(_one_line, values) if v)
+
+
+def _fielded(names: Sequence[str], values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """A record's fields, (name, value on one line), when it has two or more."""
+    if len(names) < 2:
+        return ()
+    return tuple((name, _one_line(value)) for name, value in zip(names, values))
+
+
+class _RowTooLong(Exception):
+    """A line over the row limit (its rest was skipped)."""
+
+
+class _QuoteTooLong(Exception):
+    """A quoted field ran on past the row limit (its lines were given back)."""
+
+
+class _RowLines:
+    """Physical lines for the csv module, at most ``limit`` characters to a
+    row, and lines given back to be read again.
+
+    The current row's lines are kept (``taken``): a row whose quote does not
+    close into a whole row gives back all but its first line
+    (:meth:`give_back`), and those are read again as rows of their own. A
+    line over the limit raises :class:`_RowTooLong`, its rest skipped a
+    block at a time; a quoted field running past the limit raises
+    :class:`_QuoteTooLong` having given its lines back. So neither an
+    endless line nor a quote that never closes is held in memory, and a row
+    costs at most one more reading of ``limit`` characters.
+    """
+
+    def __init__(self, text: io.TextIOBase, limit: int):
+        self.text = text
+        self.limit = limit
+        self.number = 0  # physical lines taken from the file
+        self.ended = False
+        self.taken: list[tuple[int, str | None]] = []
+        self._used = 0
+        self._again: deque[tuple[int, str | None]] = deque()
+
+    def __iter__(self) -> _RowLines:
+        return self
+
+    def start_row(self) -> int:
+        """Start a row; returns the line it starts on."""
+        self.taken, self._used, self.ended = [], 0, False
+        return self._again[0][0] if self._again else self.number + 1
+
+    def give_back(self, *also: tuple[int, str | None]) -> None:
+        """The current row's lines but its first (and ``also``) are read again."""
+        self._again.extendleft(reversed([*self.taken[1:], *also]))
+        del self.taken[1:]
+
+    def _physical(self) -> tuple[int, str | None] | None:
+        """The next line and its number (``None`` for a line over the limit)."""
+        if self._again:
+            return self._again.popleft()
+        line = self.text.readline(self.limit + 1)
+        if not line:
+            return None
+        self.number += 1
+        if len(line) <= self.limit:
+            return self.number, line
+        while line and not line.endswith(("\n", "\r")):
+            line = self.text.readline(self.limit)
+        return self.number, None
+
+    def __next__(self) -> str:
+        got = self._physical()
+        if got is None:
+            self.ended = True
+            raise StopIteration
+        line = got[1]
+        if line is None or self._used + len(line) > self.limit:
+            if not self.taken:
+                self.taken.append(got)
+                raise _RowTooLong
+            self.give_back(got)
+            raise _QuoteTooLong
+        self.taken.append(got)
+        self._used += len(line)
+        return line
+
+
+def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[_Entry]:
+    """Reads the header now (a missing column fails at once); the rows as the
+    result is iterated.
+
+    A quoted field may hold line breaks, so a row may span lines. A row
+    that spans lines but does not read as a whole row (its quote closes
+    nowhere, or badly, or into more or fewer fields than the header's) is
+    named by its first line and skipped, and reading resumes at its second
+    line: a stray quote costs its own line, never the rows after it."""
+    kind = source.format.upper()
+    # The csv module's own limit on a field (128 KiB) would cut records the
+    # row limit allows; it is a process-wide setting, only ever raised here.
+    csv.field_size_limit(max(csv.field_size_limit(), limit))
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    lines = _RowLines(text, limit)
+    reader = csv.reader(lines, delimiter=TABLE_DELIMITERS[source.format], strict=True)
+    width: int | None = None  # the header's fields, once read
+    unclosed = f"not valid {kind}: a quote that does not close"
+
+    def rows() -> Iterator[tuple[int, list[str] | None, str]]:
+        while True:
+            start = lines.start_row()
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as err:
+                last = lines.taken[-1][0]
+                if lines.ended:
+                    problem = f"{unclosed} (end of file)"
+                elif len(lines.taken) > 1:
+                    problem = f"{unclosed} ({err} on line {last})"
+                else:
+                    problem = f"not valid {kind}: {err}"
+                lines.give_back()
+                yield start, None, problem
+                continue
+            except _RowTooLong:
+                yield start, None, f"row longer than {limit} characters"
+                continue
+            except _QuoteTooLong:
+                yield start, None, f"{unclosed} within {limit} characters"
+                continue
+            if width is not None and len(lines.taken) > 1 and len(cells) != width:
+                last = lines.taken[-1][0]
+                lines.give_back()
+                yield start, None, (f"{unclosed} into a row ({len(cells)} fields where the header has {width}, "
+                                    f"on line {last})")
+                continue
+            yield start, cells, ""
+
+    numbered = rows()
+    first = next(numbered, None)
+    if first is None:
+        raise InputError(f"{source.name} is empty: a {kind} file starts with a header row naming its columns",
+                         hint="write the header row first (the id column and the text columns)")
+    if first[2]:
+        raise InputError(f"{source.name}:row 1: the header is {first[2]}", hint="fix the header row")
+    columns = [name.strip() for name in first[1]]
+    width = len(columns)
+    id_at, text_at = table_layout(columns, source)
+    return (table_entry(line, row, cells, problem, columns, id_at, text_at)
+            for row, (line, cells, problem) in enumerate(numbered, start=2))
+
+
+def table_layout(columns: Sequence[str], source: RecordFile,
+                 usable: Callable[[int], bool] = lambda _: True) -> tuple[int, list[int]]:
+    """Where the id and the text columns of ``source``'s layout are among a
+    table's ``columns``: the id's position and the text columns', in the
+    order named (by default every other column that is ``usable``).
+
+    Raises:
+        MissingField: the id column or a named text column is not there, or
+            no column is left for the text.
+        InputError: a column wanted is named twice.
+    """
+    layout = source.layout
+    id_at = _column(columns, layout.id_field, source.name, "id")
+    text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]
+    text_at = text_at or [i for i in range(len(columns)) if i != id_at and usable(i)]
+    if not text_at:
+        raise MissingField(f"{source.name}: the header has no column but the id column {layout.id_field!r}",
+                           "", "text")
+    return id_at, text_at
+
+
+def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
+    found = [i for i, column in enumerate(columns) if column == wanted]
+    if len(found) > 1:
+        raise InputError(f"{name}: column {wanted!r} appears {len(found)} times in the header",
+                         hint="give each column its own name")
+    if not found:
+        shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
+        # A header read as one column that holds another separator: the file is separated by that.
+        separator = next((c for c in SEPARATORS if len(columns) == 1 and c in columns[0]), None)
+        said = f"; read as one column, it looks separated by {SEPARATORS[separator]}" if separator else ""
+        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown}){said}", wanted, role,
+                           separator)
+    return found[0]
+
+
+def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, columns: Sequence[str], id_at: int,
+                text_at: list[int]) -> _Entry:
+    """A table row's entry: its id and joined text, or why it is none
+    (``problem``, when the row could not be read as cells)."""
+    if cells is None:
+        return _Entry(line, row, reason=problem)
+    if not any(cell.strip() for cell in cells):
+        return _Entry(line, row, reason="empty row")
+    if len(cells) != len(columns):
+        return _Entry(line, row, reason=f"{len(cells)} fields where the header has {len(columns)}")
+    record_id = cells[id_at].strip()
+    if not record_id:
+        return _Entry(line, row, reason=f"no id: column {columns[id_at]!r} is empty")
+    for at in (id_at, *text_at):
+        if reason := field_problem("column", columns[at], cells[at]):
+            return _Entry(line, row, reason=reason)
+    values = [cells[at] for at in text_at]
+    return _Entry(line, row, record_id, _joined(values), fields=_fielded([columns[at] for at in text_at], values))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+            type(None): "null"}[type(value)]
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _Entry:
+    line, bad = _decoded(number, raw, limit)
+    if bad is not None:
+        return bad
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        return _Entry(number, reason=f"not JSON: {err.msg} (column {err.colno})")
+    except ValueError as err:  # a number too long to convert
+        return _Entry(number, reason=f"not JSON: {err}")
+    if not isinstance(value, dict):
+        return _Entry(number, reason=f"not a JSON object but {_kind(value)}")
+    record_id = value.get(layout.id_field)
+    if record_id is None:
+        return _Entry(number, reason=f"no {layout.id_field!r} field")
+    if not isinstance(record_id, (str, int)) or isinstance(record_id, bool):
+        return _Entry(number, reason=f"field {layout.id_field!r} holds {_kind(record_id)}, not a string or "
+                                     "whole number")
+    record_id = str(record_id).strip()
+    if not record_id:
+        return _Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
+    names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_field(v)]
+    texts = []
+    for name in names:
+        found = value.get(name)
+        if found is None:
+            texts.append("")
+            continue
+        if isinstance(found, list) and all(_is_text(item) or item is None for item in found):
+            found = LIST_SEPARATOR.join(_as_text(item) for item in found if item is not None)
+        elif not _is_text(found):
+            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
+        texts.append(_as_text(found))
+        if reason := field_problem("field", name, texts[-1]):
+            return _Entry(number, reason=reason)
+    return _Entry(number, id=record_id, text=_joined(texts), fields=_fielded(names, texts))
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _is_field(value: Any) -> bool:
+    """Whether a JSON value can be a field: text, a number, or a list of them."""
+    return _is_text(value) or (isinstance(value, list) and all(_is_text(item) or item is None for item in value))
+
+
+def text_record(raw: bytes) -> Record | None:
+    """One ``ID TEXT`` line (without its line end) as a record, or ``None``
+    when it breaks a rule: what a sample drawn from the middle of a file
+    keeps, leaving the reasons to the reading that indexes it."""
+    entry = _text_entry(0, _fitting(raw, MAX_LINE_BYTES), MAX_LINE_BYTES)
+    if entry.reason or record_problem(entry.id, entry.text):
+        return None
+    return Record(entry.id, entry.text, entry.fields)
