@@ -26,8 +26,7 @@ from datasketch import MinHash, MinHashLSH
 from neardup_solr.records.record import id_key
 from neardup_solr.records.readers import RecordReader
 from neardup_solr.text.repair import repair
-from neardup_solr.text.shingles import char_shingles, word_shingles
-from neardup_solr.index.solr import index_term
+from neardup_solr.text import analysis
 
 BATCH = 10_000
 
@@ -38,11 +37,8 @@ def murmur(data: bytes) -> int:
 
 
 def lsh_shingles(text: str, kind: str = "chars") -> list[str]:
-    """The shingles ``neardup index`` signs for LSH (``DocumentBuilder.lsh_signatures``)."""
-    repaired = repair(text)
-    if kind == "chars":
-        return char_shingles(repaired)
-    return [index_term(s) for s in word_shingles(repaired.split())]
+    """The shingles ``neardup index`` signs for LSH, of the text repaired."""
+    return analysis.lsh_shingles(repair(text), kind)
 
 
 def shingle_bytes(text: str, kind: str = "chars") -> list[bytes]:

@@ -34,7 +34,7 @@ import requests
 
 from neardup_solr.modes.bulk import scored, weigh
 from neardup_solr.match.buckets import Candidates
-from neardup_solr.index.state import load_model
+from neardup_solr.match.stored import load_model
 from neardup_solr.records.record import id_key
 from neardup_solr.match.model import keeps_by_similarity
 from neardup_solr.index.solr import Solr

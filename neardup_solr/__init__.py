@@ -59,7 +59,7 @@ from typing import Any
 # numba and numpy come with the first of them.
 _PUBLIC = {
     "NearDuplicates": "api", "Verified": "modes.bulk", "Cluster": "results.clusters", "Clusters": "results.clusters",
-    "Pair": "results.pairs", "Record": "records.record", "Match": "modes.search", "Matches": "results.outputs",
+    "Pair": "match.pair", "Record": "records.record", "Match": "modes.search", "Matches": "results.outputs",
     "ClusterScore": "results.evaluate", "cluster_scores": "results.evaluate",
     **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
                                    "TooFewSignatures", "MissingExtra", "NeardupWarning")},

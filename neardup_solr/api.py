@@ -53,7 +53,8 @@ from .match import explanations
 from .match.explanations import Explanation
 from .index.documents import record_of
 from .index.solr import DEFAULT_URL, Solr, term
-from .index.state import IndexSettings, Stamp, load_field_model, mark_replacing, save_model, stamp
+from .index.state import IndexSettings, Stamp, mark_replacing, stamp
+from .match.stored import load_field_model, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 log = logging.getLogger("neardup_solr")

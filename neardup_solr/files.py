@@ -14,15 +14,18 @@ import os
 import stat
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from .errors import InputError, NeardupError
-from .records.sources import GZIP_ERRORS, READ_HINT
 
 STDOUT = "-"
+# What reading a gzip file that is cut short or not gzip raises.
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+READ_HINT = "check the path, and that the file is readable by you"
 # What a write that cannot go on raises: a full disk or quota, a file-size
 # limit, a disk error, a file system turned read-only. Raised inside a block
 # that writes an output, they are the output's, whatever wrote to it.

@@ -15,7 +15,7 @@ import pytest
 import neardup_solr
 from conftest import ROOT, child_env
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
-from neardup_solr.index.state import load_model
+from neardup_solr.match.stored import load_model
 from neardup_solr.records.readers import RecordReader
 from neardup_solr.modes.search import OnlineSearch
 

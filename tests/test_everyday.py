@@ -16,7 +16,7 @@ import pytest
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
 from neardup_solr.results.clusters import cluster_pairs
-from neardup_solr.index.state import load_model
+from neardup_solr.match.stored import load_model
 from neardup_solr.modes.search import OnlineSearch
 from neardup_solr.index.solr import Solr
 from neardup_solr.match.summary import ReportSummary

@@ -1,1 +1,10 @@
-"""index"""
+"""The index: Solr, and what each record and the index keep there.
+
+- ``solr``: the thin client (pysolr on a retrying session) and query
+  syntax, escaped in one place; ``schema``: the field names;
+- ``documents``: one Solr document per record; ``writer``: records written
+  in batches, replaced or appended without losing the index;
+- ``state``: the index's settings, generation and kept model (as a dict);
+- ``sampling``: the sample of the data and the banding chosen from it;
+- ``local_solr``, ``cloud``: the local Solr and SolrCloud.
+"""

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import mmh3
-import numpy as np
 
 from ..lsh.bands import band_keys
 from ..fields.keys import field_terms
@@ -21,24 +20,11 @@ from ..records.record import Record
 from ..text.repair import repair
 from .schema import (BAND_KEYS, FIELD_VALUES, FIRST_WORD, ID, MD5, MINHASH_VALUES, RANK, RECORD_FIELDS, TEXT, TOKENS,
                      WORD_COUNT, WORD_SHINGLES)
-from ..text.shingles import CHAR_SHINGLE_SIZE, char_shingles, word_shingles
-from ..lsh.signatures import MinHasher, tagged_values
-from .solr import index_term, index_terms
+from ..text.analysis import index_term, index_terms, repaired_tokens
+from ..text.shingles import word_shingles
+from ..lsh.signatures import MinHasher, TextSignatures, tagged_values
 from .state import IndexSettings
 from ..text.normalize import first_word, md5_hex, normalize, words
-
-
-def lsh_shingles(repaired: str, kind: str = "chars") -> list[str]:
-    """The shingles of a repaired text that its LSH signature is made of:
-    character 3-grams (``"chars"``) or word 3-shingles (``"words"``)."""
-    if kind == "chars":
-        return char_shingles(repaired, CHAR_SHINGLE_SIZE)
-    return index_terms(word_shingles(repaired.split()))
-
-
-def repaired_tokens(repaired: str) -> list[str]:
-    """Words of repaired text as the ``tokens`` field holds them."""
-    return index_terms(repaired.split())
 
 
 def record_of(doc: dict[str, Any]) -> Record:
@@ -62,17 +48,11 @@ class DocumentBuilder:
     def __init__(self, settings: IndexSettings):
         self.settings = settings
         self._reference = MinHasher(settings.minhash_values)
-        self._lsh = MinHasher(settings.bands * settings.band_rows, bits=16)
-
-    def lsh_signatures(self, repaired: Sequence[str]) -> np.ndarray:
-        """The LSH MinHash signatures of repaired texts, ``bands * band_rows`` values each."""
-        if self.settings.lsh_shingles == "chars":
-            return self._lsh.text_signatures(repaired, CHAR_SHINGLE_SIZE)
-        return self._lsh.signatures([lsh_shingles(r, "words") for r in repaired])
+        self._lsh = TextSignatures(settings.bands * settings.band_rows, settings.lsh_shingles)
 
     def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
         """LSH keys of repaired texts."""
-        return band_keys(self.lsh_signatures(repaired), self.settings.bands, self.settings.band_rows)
+        return band_keys(self._lsh(repaired), self.settings.bands, self.settings.band_rows)
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
         normalized = [normalize(r.text) for r in records]

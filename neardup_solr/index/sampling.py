@@ -22,7 +22,8 @@ from typing import BinaryIO
 import numpy as np
 
 from ..lsh.bands import SIGNATURE_VALUES, Choice, agreements, choose
-from .documents import DocumentBuilder, record_of
+from ..lsh.signatures import TextSignatures
+from .documents import record_of
 from ..fields.values import FieldProfile, profile
 from ..records.record import MAX_LINE_BYTES, Record
 from ..records.readers import RecordReader, text_record
@@ -30,7 +31,6 @@ from ..text.repair import repair
 from .schema import ID, RANK, RECORD_FIELDS, TEXT
 from .solr import Solr
 from ..records.sources import GZIP_MAGIC, RecordFile
-from .state import IndexSettings
 
 # Records sampled: 2000 give ~2 million random pairs, enough to see a
 # chance-candidate rate of 1 in 100,000 pairs (the budget at a million
@@ -113,8 +113,7 @@ def agreements_of(texts: Sequence[str], lsh_shingles: str = "chars") -> np.ndarr
     values they share (see :func:`neardup_solr.lsh.bands.agreements`). Costs a
     signature per text and a comparison of every pair (2000 texts: about a
     second)."""
-    sampler = DocumentBuilder(IndexSettings(bands=1, band_rows=SIGNATURE_VALUES, lsh_shingles=lsh_shingles))
-    return agreements(sampler.lsh_signatures([repair(t) for t in texts]))
+    return agreements(TextSignatures(SIGNATURE_VALUES, lsh_shingles)([repair(t) for t in texts]))
 
 
 def choose_banding(records: Sampled, lsh_shingles: str = "chars", total: int | None = None) -> Choice:

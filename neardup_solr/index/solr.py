@@ -8,7 +8,6 @@ escaped), so quotes, colons, brackets, ``AND`` or ``*`` in a shingle are data.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import re
@@ -63,27 +62,6 @@ def quote(value: str) -> str:
 def term(field: str, value: str) -> str:
     """A query matching ``value`` exactly in ``field``."""
     return f"{field}:{quote(value)}"
-
-
-# Lucene refuses terms over 32766 UTF-8 bytes; longer values are stored as
-# their digest, which keeps equality (all a shingle or signature needs).
-# 4096 stays far below Lucene's limit; a character takes at most 4 bytes, so
-# a value of up to 1024 characters needs no encoding to be known short.
-MAX_TERM_BYTES = 4096
-
-
-def index_term(value: str) -> str:
-    if len(value) * 4 <= MAX_TERM_BYTES or len(value.encode("utf-8")) <= MAX_TERM_BYTES:
-        return value
-    return "md5:" + hashlib.md5(value.encode("utf-8")).hexdigest()
-
-
-def index_terms(values: list[str]) -> list[str]:
-    """Each value as :func:`index_term` makes it; ``values`` itself when all
-    are known short, as almost every text's words are."""
-    if max(map(len, values), default=0) * 4 <= MAX_TERM_BYTES:
-        return values
-    return [index_term(value) for value in values]
 
 
 def overlap_query(field: str, values: Iterable[str]) -> str:

@@ -27,15 +27,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
 from ..lsh.bands import Banding
-from ..match.fieldmodel import FieldModel
 from ..fields.values import FieldProfile
-from ..fields.keys import Key
-from ..match.model import MatchModel
 from .solr import Solr
 
 PREFIX = "neardup."
@@ -176,21 +172,17 @@ def mark_replacing(solr: Solr, building: str) -> None:
     solr.set_user_properties({REPLACING_PROPERTY: building})
 
 
-def save_model(solr: Solr, model: MatchModel | FieldModel | None, keys: Sequence[Key] = ()) -> None:
-    """Keep the match model with the index, for online queries (``None``
-    forgets it: the records it was fitted to are gone), under a new
-    generation; a model of field records with the ``keys`` that made its
-    candidates."""
-    if model is None:
-        stored = ""
-    elif isinstance(model, FieldModel):
-        stored = json.dumps({"fields": model.to_dict(), "keys": [list(k.fields) for k in keys]}, separators=(",", ":"))
-    else:
-        stored = json.dumps(model.to_dict(), separators=(",", ":"))
-    solr.set_user_properties({MODEL_PROPERTY: stored, GENERATION_PROPERTY: new_generation()})
+def keep_model(solr: Solr, stored: dict | None) -> None:
+    """Keep a match model with the index as the dict it writes itself to,
+    for online queries (``None`` forgets it: the records it was fitted to
+    are gone), under a new generation. The model types read and write
+    themselves (:mod:`neardup_solr.match.stored`)."""
+    text = "" if stored is None else json.dumps(stored, separators=(",", ":"))
+    solr.set_user_properties({MODEL_PROPERTY: text, GENERATION_PROPERTY: new_generation()})
 
 
-def _stored_model(solr: Solr) -> dict | None:
+def stored_model(solr: Solr) -> dict | None:
+    """The dict of the match model kept with the index, if any."""
     stored = solr.user_properties().get(MODEL_PROPERTY)
     if not stored:
         return None
@@ -199,28 +191,3 @@ def _stored_model(solr: Solr) -> dict | None:
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
-
-
-def load_model(solr: Solr) -> MatchModel | None:
-    """The match model of texts the last report kept with the index, if any
-    (a model of another version's shape, or of field records, counts as
-    none)."""
-    stored = _stored_model(solr)
-    if stored is None or "fields" in stored:
-        return None
-    try:
-        return MatchModel.from_dict(stored)
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
-def load_field_model(solr: Solr) -> tuple[FieldModel, list[Key]] | None:
-    """The model of field records the last report kept with the index, and
-    the keys that made its candidates; ``None`` when there is none."""
-    stored = _stored_model(solr)
-    if stored is None or "fields" not in stored:
-        return None
-    try:
-        return FieldModel.from_dict(stored["fields"]), [Key(tuple(int(f) for f in k)) for k in stored["keys"]]
-    except (ValueError, KeyError, TypeError):
-        return None

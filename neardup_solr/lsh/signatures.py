@@ -26,7 +26,8 @@ import mmh3
 import numpy as np
 
 from .murmur import murmur3_32, window_hashes
-from ..text.shingles import char_shingles
+from ..text.analysis import lsh_shingles
+from ..text.shingles import CHAR_SHINGLE_SIZE, char_shingles
 
 SHINGLE_HASH_SEED = 42
 MASK_SEED = 1
@@ -158,3 +159,23 @@ def tagged_values(signature: np.ndarray) -> list[str]:
 def untag(value: str) -> tuple[int, int]:
     position, _, number = value.partition("_")
     return int(position), int(number)
+
+
+class TextSignatures:
+    """The LSH MinHash signatures of repaired texts: ``values`` 16-bit
+    values each, of their character 3-grams (``shingles="chars"``) or word
+    3-shingles (``"words"``, :func:`neardup_solr.text.analysis.lsh_shingles`).
+
+    Example:
+        >>> TextSignatures(4)(["arnie morton's of chicago"]).shape
+        (1, 4)
+    """
+
+    def __init__(self, values: int, shingles: str = "chars"):
+        self.shingles = shingles
+        self._hasher = MinHasher(values, bits=16)
+
+    def __call__(self, repaired: Sequence[str]) -> np.ndarray:
+        if self.shingles == "chars":
+            return self._hasher.text_signatures(repaired, CHAR_SHINGLE_SIZE)
+        return self._hasher.signatures([lsh_shingles(r, "words") for r in repaired])

@@ -1,1 +1,13 @@
-"""match"""
+"""Matching: from candidates to pairs with a probability.
+
+- ``candidates``: one record's candidates from Solr; ``buckets``: all
+  candidate pairs at once from shared keys (``numbering``: ids numbered in
+  a compiled hash table);
+- ``similarity``, ``verify``: the soft cosine and the numbers' agreement
+  of a candidate; ``kernel``: the same for many at once, compiled;
+- ``model``: matches and non-matches of texts, fitted without labels;
+  ``fieldmodel``: Fellegi-Sunter for field records;
+  ``stored``: a model kept with the index and read back;
+- ``pair``: the pair passed on; ``summary``: what a report says of its
+  model; ``explanations``: a pair's weight, piece by piece.
+"""

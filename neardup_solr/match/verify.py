@@ -18,8 +18,8 @@ from typing import Any
 
 import Levenshtein
 
-from ..index.documents import repaired_tokens
-from ..results.pairs import Pair
+from ..text.analysis import repaired_tokens
+from .pair import Pair
 from ..text.repair import repair
 from ..index.schema import ID, MD5, TEXT
 from .similarity import CloseWords, Vector, Weights, similarity

@@ -31,7 +31,7 @@ import numpy as np
 from ..match import explanations
 from ..lsh.bands import band_prefix, collision_probability
 from ..match.buckets import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
-from ..index.documents import lsh_shingles, repaired_tokens
+from ..text.analysis import lsh_shingles, repaired_tokens
 from ..match.kernel import CloseTable, Rows, Vocabulary, score_pairs
 from ..match.model import MatchModel, fit, histogram, with_labels
 from ..results.outputs import counted

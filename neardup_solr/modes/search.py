@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..match.candidates import LSH, candidates
-from ..index.documents import DocumentBuilder, repaired_tokens
+from ..index.documents import DocumentBuilder
+from ..text.analysis import repaired_tokens
 from ..match.model import keeps_by_similarity
 from ..results.pairs import Pair, ordered
 from ..progress import Progress, Tally
@@ -29,7 +30,8 @@ from ..text.repair import repair
 from ..index.schema import ID, TEXT, TOKENS
 from ..match.similarity import CloseWords, Weights, number_agreement, numbers
 from ..index.solr import Solr
-from ..index.state import IndexSettings, load_model
+from ..index.state import IndexSettings
+from ..match.stored import load_model
 from ..match.verify import SimilarityCheck
 
 

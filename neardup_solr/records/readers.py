@@ -51,15 +51,17 @@ import json
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..errors import InputError, MissingField
+from ..errors import InputError
 from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
-from .sources import GZIP_ERRORS, TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
+from ..files import GZIP_ERRORS
+from .rows import LIST_SEPARATOR, Entry, joined, fielded, table_entry, table_layout
+from .sources import TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 if TYPE_CHECKING:
     from .tables import ParquetRows
@@ -69,29 +71,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 # (an ideographic or no-break space is white space inside the text, and in
 # an id it breaks the id rule).
 _ID_END = re.compile(r"[ \t]")
-_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 _BOM = "\ufeff"
 # Bytes of ID TEXT or JSON Lines read at a time: a line up to the limit fits
 # one block, and a block's lines cost a few MB at most.
 READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
-# Between the items of a list (a JSON array, a Parquet list) made one field's value.
-LIST_SEPARATOR = "; "
-# What a table's cells may be separated by, and its name in a message.
-SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars (|)", ",": "commas"}
-
-
-@dataclass(frozen=True)
-class _Entry:
-    """What a format made of one line or row: an id and text, or the reason
-    it is no record."""
-
-    line: int
-    row: int | None = None
-    id: str = ""
-    text: str = ""
-    reason: str = ""
-    fields: tuple[tuple[str, str], ...] = ()
 
 
 class SeenIds:
@@ -159,7 +143,7 @@ class RecordReader:
     format: str | None = None
     layout: Layout | None = None
     _opened: Opened | ParquetRows | None = field(default=None, init=False, repr=False)
-    _entries: Iterator[_Entry] | None = field(default=None, init=False, repr=False)
+    _entries: Iterator[Entry] | None = field(default=None, init=False, repr=False)
     _closing: ExitStack = field(default_factory=ExitStack, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -255,7 +239,7 @@ def read_texts(source: RecordFile | Path | str, wanted: Iterable[str] | None = N
     return {r.id: r.text for r in RecordReader(source) if keep is None or r.id in keep}
 
 
-def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[_Entry]:
+def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[Entry]:
     if source.format in TABLE_DELIMITERS:
         return _table_entries(stream, source, limit)
     if source.format == "jsonl":
@@ -298,49 +282,32 @@ def _fitting(line: bytes, limit: int) -> bytes | None:
     return line if len(line) <= limit else None
 
 
-def _decoded(number: int, raw: bytes | None, limit: int) -> tuple[str, _Entry | None]:
+def _decoded(number: int, raw: bytes | None, limit: int) -> tuple[str, Entry | None]:
     """A line as text, or the entry saying why it is none."""
     if raw is None:
-        return "", _Entry(number, reason=f"line longer than {limit} bytes")
+        return "", Entry(number, reason=f"line longer than {limit} bytes")
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return "", _Entry(number, reason=f"not UTF-8 (byte {err.start + 1})")
+        return "", Entry(number, reason=f"not UTF-8 (byte {err.start + 1})")
     if not line.strip():
-        return "", _Entry(number, reason="empty line")
+        return "", Entry(number, reason="empty line")
     return line, None
 
 
-def _text_entry(number: int, raw: bytes | None, limit: int) -> _Entry:
+def _text_entry(number: int, raw: bytes | None, limit: int) -> Entry:
     line, bad = _decoded(number, raw, limit)
     if bad is not None:
         return bad
     control = _CONTROL.search(line)
     if control:
-        return _Entry(number, reason=f"control character U+{ord(control.group()):04X} at column {control.start() + 1}")
+        return Entry(number, reason=f"control character U+{ord(control.group()):04X} at column {control.start() + 1}")
     if line[0].isspace():
-        return _Entry(number, reason="no id: the line starts with white space")
+        return Entry(number, reason="no id: the line starts with white space")
     end = _ID_END.search(line)
     if end is None:
-        return _Entry(number, id=line.rstrip(), text="")
-    return _Entry(number, id=line[:end.start()], text=line[end.end():].strip())
-
-
-def _one_line(value: str) -> str:
-    """A field's value on one line: line breaks to spaces, trimmed."""
-    return _LINE_BREAK.sub(" ", value).strip()
-
-
-def _joined(values: Iterable[str]) -> str:
-    """Field values as one text: line breaks to spaces, empty ones left out."""
-    return " ".join(v for v in map(_one_line, values) if v)
-
-
-def _fielded(names: Sequence[str], values: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """A record's fields, (name, value on one line), when it has two or more."""
-    if len(names) < 2:
-        return ()
-    return tuple((name, _one_line(value)) for name, value in zip(names, values))
+        return Entry(number, id=line.rstrip(), text="")
+    return Entry(number, id=line[:end.start()], text=line[end.end():].strip())
 
 
 class _RowTooLong(Exception):
@@ -418,7 +385,7 @@ class _RowLines:
         return line
 
 
-def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[_Entry]:
+def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[Entry]:
     """Reads the header now (a missing column fails at once); the rows as the
     result is iterated.
 
@@ -483,62 +450,6 @@ def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator
             for row, (line, cells, problem) in enumerate(numbered, start=2))
 
 
-def table_layout(columns: Sequence[str], source: RecordFile,
-                 usable: Callable[[int], bool] = lambda _: True) -> tuple[int, list[int]]:
-    """Where the id and the text columns of ``source``'s layout are among a
-    table's ``columns``: the id's position and the text columns', in the
-    order named (by default every other column that is ``usable``).
-
-    Raises:
-        MissingField: the id column or a named text column is not there, or
-            no column is left for the text.
-        InputError: a column wanted is named twice.
-    """
-    layout = source.layout
-    id_at = _column(columns, layout.id_field, source.name, "id")
-    text_at = [_column(columns, name, source.name, "text") for name in layout.text_fields]
-    text_at = text_at or [i for i in range(len(columns)) if i != id_at and usable(i)]
-    if not text_at:
-        raise MissingField(f"{source.name}: the header has no column but the id column {layout.id_field!r}",
-                           "", "text")
-    return id_at, text_at
-
-
-def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
-    found = [i for i, column in enumerate(columns) if column == wanted]
-    if len(found) > 1:
-        raise InputError(f"{name}: column {wanted!r} appears {len(found)} times in the header",
-                         hint="give each column its own name")
-    if not found:
-        shown = ", ".join(repr(c) for c in columns[:12]) + (f" and {len(columns) - 12} more" if len(columns) > 12 else "")
-        # A header read as one column that holds another separator: the file is separated by that.
-        separator = next((c for c in SEPARATORS if len(columns) == 1 and c in columns[0]), None)
-        said = f"; read as one column, it looks separated by {SEPARATORS[separator]}" if separator else ""
-        raise MissingField(f"{name}: no column {wanted!r} in the header (it has {shown}){said}", wanted, role,
-                           separator)
-    return found[0]
-
-
-def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, columns: Sequence[str], id_at: int,
-                text_at: list[int]) -> _Entry:
-    """A table row's entry: its id and joined text, or why it is none
-    (``problem``, when the row could not be read as cells)."""
-    if cells is None:
-        return _Entry(line, row, reason=problem)
-    if not any(cell.strip() for cell in cells):
-        return _Entry(line, row, reason="empty row")
-    if len(cells) != len(columns):
-        return _Entry(line, row, reason=f"{len(cells)} fields where the header has {len(columns)}")
-    record_id = cells[id_at].strip()
-    if not record_id:
-        return _Entry(line, row, reason=f"no id: column {columns[id_at]!r} is empty")
-    for at in (id_at, *text_at):
-        if reason := field_problem("column", columns[at], cells[at]):
-            return _Entry(line, row, reason=reason)
-    values = [cells[at] for at in text_at]
-    return _Entry(line, row, record_id, _joined(values), fields=_fielded([columns[at] for at in text_at], values))
-
-
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "true or false"
@@ -550,27 +461,27 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
-def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _Entry:
+def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> Entry:
     line, bad = _decoded(number, raw, limit)
     if bad is not None:
         return bad
     try:
         value = json.loads(line)
     except json.JSONDecodeError as err:
-        return _Entry(number, reason=f"not JSON: {err.msg} (column {err.colno})")
+        return Entry(number, reason=f"not JSON: {err.msg} (column {err.colno})")
     except ValueError as err:  # a number too long to convert
-        return _Entry(number, reason=f"not JSON: {err}")
+        return Entry(number, reason=f"not JSON: {err}")
     if not isinstance(value, dict):
-        return _Entry(number, reason=f"not a JSON object but {_kind(value)}")
+        return Entry(number, reason=f"not a JSON object but {_kind(value)}")
     record_id = value.get(layout.id_field)
     if record_id is None:
-        return _Entry(number, reason=f"no {layout.id_field!r} field")
+        return Entry(number, reason=f"no {layout.id_field!r} field")
     if not isinstance(record_id, (str, int)) or isinstance(record_id, bool):
-        return _Entry(number, reason=f"field {layout.id_field!r} holds {_kind(record_id)}, not a string or "
+        return Entry(number, reason=f"field {layout.id_field!r} holds {_kind(record_id)}, not a string or "
                                      "whole number")
     record_id = str(record_id).strip()
     if not record_id:
-        return _Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
+        return Entry(number, reason=f"no id: field {layout.id_field!r} is empty")
     names = layout.text_fields or [k for k, v in value.items() if k != layout.id_field and _is_field(v)]
     texts = []
     for name in names:
@@ -581,11 +492,11 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> _
         if isinstance(found, list) and all(_is_text(item) or item is None for item in found):
             found = LIST_SEPARATOR.join(_as_text(item) for item in found if item is not None)
         elif not _is_text(found):
-            return _Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
+            return Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
         texts.append(_as_text(found))
         if reason := field_problem("field", name, texts[-1]):
-            return _Entry(number, reason=reason)
-    return _Entry(number, id=record_id, text=_joined(texts), fields=_fielded(names, texts))
+            return Entry(number, reason=reason)
+    return Entry(number, id=record_id, text=joined(texts), fields=fielded(names, texts))
 
 
 def _as_text(value: Any) -> str:

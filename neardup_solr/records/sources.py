@@ -31,7 +31,6 @@ import io
 import shutil
 import sys
 import tempfile
-import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -39,6 +38,7 @@ from pathlib import Path, PurePath
 from typing import BinaryIO
 
 from ..errors import InputError
+from ..files import READ_HINT
 
 INPUT_FORMATS = ("text", "csv", "tsv", "jsonl", "parquet")
 # Formats whose records are rows of named columns (an id column, text columns).
@@ -52,9 +52,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 # nothing next to parsing, small enough to hold many readers at once.
 _BUFFER = 1 << 16
 # Errors of a damaged or cut-short gzip stream.
-GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 _stdin_taken = False
-READ_HINT = "check the path, and that the file is readable by you"
 
 
 def format_from_name(name: str | PurePath, formats: dict[str, str] = _BY_SUFFIX, default: str = "text") -> str:

@@ -1,5 +1,5 @@
 """The tables people hold: Parquet files, pyarrow Tables, pandas and polars
-DataFrames, as records in and as pairs out.
+DataFrames, as records in (pairs out as tables: :mod:`neardup_solr.results.tables`).
 
 pyarrow, pandas and polars are extras (``pip install
 'neardup-solr[parquet]'``, ``[pandas]``, ``[polars]``): this module is
@@ -8,10 +8,10 @@ table needs it; a missing one is :class:`~neardup_solr.errors.MissingExtra`
 naming the extra that installs it.
 
 - **Records from a table.** The id column and the text columns are found
-  as in a CSV file (:func:`neardup_solr.records.readers.table_layout`: the text
+  as in a CSV file (:func:`neardup_solr.records.rows.table_layout`: the text
   columns joined in the order named, by default every other column that
   has a text form), and each row is checked and joined by the CSV reader's
-  own rules (:func:`neardup_solr.records.readers.table_entry`). A value's text is
+  own rules (:func:`neardup_solr.records.rows.table_entry`). A value's text is
   pyarrow's cast to a string, as pyarrow's CSV writer writes it: whole
   numbers as digits (``42``, also from a pandas float column that holds
   whole numbers and a missing value), other floats shortest-exact
@@ -26,38 +26,25 @@ naming the extra that installs it.
   at a time (``ParquetFile.iter_batches``), so memory holds a batch and the
   row group being decoded, whatever the file's length. Rows are numbered
   from 1, the first row of data.
-- **Pairs out.** :func:`arrow_table` makes an output table (the columns
-  of CSV output, :mod:`neardup_solr.results.outputs`) an Arrow table;
-  :func:`write_parquet` writes it atomically, :func:`to_pandas` and
-  :func:`to_arrow` give pairs as the frame or table.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import InputError, NeardupError
+from ..errors import InputError
 from ..extras import require
-from ..files import atomic_output
-from ..results.outputs import Table, pair_table, rounded
 from .record import MAX_LINE_BYTES, Record, field_problem, record_problem
-from .readers import LIST_SEPARATOR, _Entry, table_entry, table_layout
+from .rows import LIST_SEPARATOR, Entry, table_entry, table_layout
 from .sources import Layout, RecordFile, cannot_read
 
 # Rows converted at a time: about 1 MB of text for records of 100
 # characters, and the per-batch cost of pyarrow's calls is nothing beside
 # the rows' own.
 BATCH_ROWS = 8192
-# The extra that installs each package (pandas and polars are converted through pyarrow).
-# Types of the output columns whose type is known, so an empty table has them too.
-_COLUMN_TYPES = {"source_a": "string", "source_b": "string", "id_a": "string", "id_b": "string",
-                 "text_a": "string", "text_b": "string", "distance": "int64",
-                 "similarity": "float64", "probability": "float64", "cluster_id": "string", "size": "int64",
-                 "id": "string", "text": "string", "source": "string", "explanation": "string"}
 
 
 def library_of(table: Any) -> str | None:
@@ -145,7 +132,7 @@ class _Columns:
         self.float_id = require("pyarrow", "reading tables").types.is_floating(kinds[id_at])
 
     def entries(self, batches: Iterable[tuple[Any, dict[int, str]]], limit: int,
-                first_row: int = 1) -> Iterator[_Entry]:
+                first_row: int = 1) -> Iterator[Entry]:
         """Each row of ``batches`` (Arrow record batches of :attr:`names`,
         in order, each with the reasons some of its rows, by position, are
         no record) as an entry, numbered from ``first_row``."""
@@ -158,11 +145,11 @@ class _Columns:
             for at, cells in enumerate(zip(*values)):
                 row += 1
                 if at in problems:
-                    yield _Entry(row, row, reason=problems[at])
+                    yield Entry(row, row, reason=problems[at])
                     continue
                 cells = ["" if v is None else v for v in cells]
                 if sum(map(len, cells)) > limit:
-                    yield _Entry(row, row, reason=f"row longer than {limit} characters")
+                    yield Entry(row, row, reason=f"row longer than {limit} characters")
                 else:
                     yield table_entry(row, row, cells, "", self.names, 0, self.text_at)
 
@@ -202,7 +189,7 @@ class ParquetRows:
     def bytes_read(self) -> int:
         return round(self.size * self.rows_read / self.total) if self.total else 0
 
-    def entries(self) -> Iterator[_Entry]:
+    def entries(self) -> Iterator[Entry]:
         """The rows, a row group at a time: data damaged in one (a page
         that does not decode or fails its checksum) makes one entry of the
         rest of that group's rows, and the next group is read; a failing
@@ -222,7 +209,7 @@ class ParquetRows:
                 if _system_error(err):
                     raise cannot_read(self.source.name, err) from None
                 self.rows_read = last
-                yield _Entry(row, row, reason=f"the Parquet data is damaged ({_one_line(err)}): rows {row}-{last} "
+                yield Entry(row, row, reason=f"the Parquet data is damaged ({_one_line(err)}): rows {row}-{last} "
                              f"(row group {group + 1}) skipped")
             first = last + 1
 
@@ -374,81 +361,3 @@ def _table_rows(table: Any, library: str, columns: _Columns) -> Iterator[Record]
 def _unconvertible(library: str, err: Exception) -> InputError:
     return InputError(f"the {library} table cannot be converted to Arrow: {err}",
                       hint="give each column values of one kind")
-
-
-def arrow_table(table: Table) -> Any:
-    """An output table (:class:`~neardup_solr.results.outputs.Table`) as a pyarrow
-    Table with the columns CSV output has (those no row has a value for
-    left out), numbers rounded as the outputs round them."""
-    pa = require("pyarrow", "Arrow output", "parquet")
-    shown = table.shown()
-    arrays = []
-    for at, name in enumerate(shown.columns):
-        values = [rounded(row[at]) for row in shown.rows]
-        kind = _COLUMN_TYPES.get(name)
-        if kind is None and values and all(isinstance(v, list) or v is None for v in values):
-            kind = pa.list_(pa.string())
-        arrays.append(pa.array(values, type=kind if kind is not None else None))
-    return pa.table(arrays, names=list(shown.columns))
-
-
-def check_writable() -> None:
-    """Fail now, before a command's work, if Parquet cannot be written.
-
-    Raises:
-        MissingExtra: pyarrow is not installed.
-    """
-    require("pyarrow.parquet", "writing Parquet")
-
-
-def write_parquet(path: Path | str, table: Table) -> int:
-    """Write ``table`` to ``path`` as Parquet, atomically (the file appears
-    only when complete); returns the rows written. Memory holds the table
-    twice (its rows and their Arrow columns).
-
-    Raises:
-        MissingExtra: pyarrow is not installed.
-        NeardupError: the path ends in ``.gz`` (Parquet compresses its
-            own columns), or the file could not be written.
-    """
-    pq = require("pyarrow.parquet", "writing Parquet")
-    if str(path).endswith(".gz"):
-        raise NeardupError(f"cannot write {path}: Parquet compresses its own columns",
-                           hint="name the file .parquet, without .gz")
-    arrow = arrow_table(table)
-    with atomic_output(path, binary=True) as out:
-        pq.write_table(arrow, out)
-    return arrow.num_rows
-
-
-def to_arrow(pairs: Iterable) -> Any:
-    """``pairs`` as a pyarrow Table of the pair columns of CSV output
-    (``id_a``, ``id_b``, ``distance``, ``similarity``, ``probability``; a
-    column no pair has a value for left out), in id order. Memory holds the
-    pairs and their columns."""
-    return arrow_table(pair_table(pairs))
-
-
-def to_pandas(pairs: Iterable) -> Any:
-    """``pairs`` as a pandas DataFrame of the columns of :func:`to_arrow`."""
-    require("pandas", "to_pandas()")
-    return to_arrow(pairs).to_pandas()
-
-
-def pair_rows(path: Path | str) -> Iterator[tuple[int, dict[str, str]]]:
-    """The rows of a Parquet pair file (as :func:`write_parquet` writes
-    them), numbered from 1, as column name -> value text."""
-    pq = require("pyarrow.parquet", "reading Parquet")
-    pa = require("pyarrow", "reading Parquet")
-    try:
-        file = pq.ParquetFile(path)
-    except pa.ArrowException as err:
-        raise InputError(f"{path}: not a Parquet file ({err})", hint="give a pair file neardup wrote") from None
-    try:
-        row = 0
-        for batch in file.iter_batches(batch_size=BATCH_ROWS):
-            for values in batch.to_pylist():
-                row += 1
-                yield row, {k: "" if v is None else str(v) for k, v in values.items()}
-    finally:
-        file.close()

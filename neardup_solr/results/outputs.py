@@ -16,7 +16,7 @@ Every result is a table, written in one of :data:`OUTPUT_FORMATS`:
 - ``parquet`` (files only, with pyarrow, an extra): the CSV columns, typed
   (ids and texts as strings, distance as int64, similarity and probability
   as float64 rounded to 4 decimals, a list as a list of strings), written
-  by :mod:`neardup_solr.records.tables`.
+  by :mod:`neardup_solr.results.tables`.
 
 Columns that no row has a value for (a similarity in the reference modes, a
 probability without a fitted model) are left out of the table. Files are
@@ -80,6 +80,12 @@ class Table:
             return self
         return Table(tuple(self.columns[i] for i in keep), [[row[i] for i in keep] for row in self.rows],
                      self.tsv_header)
+
+    def column_values(self) -> tuple[tuple[str, ...], list[list[Any]]]:
+        """The shown columns' names and each one's values, numbers rounded
+        as the outputs hold them (for Arrow and Parquet)."""
+        shown = self.shown()
+        return shown.columns, [[rounded(row[at]) for row in shown.rows] for at in range(len(shown.columns))]
 
 
 def rounded(value: Any) -> Any:
@@ -154,7 +160,7 @@ def check_format(path: Path | str, format: str | None = None) -> None:
         MissingExtra: the format's package is not installed.
     """
     if output_format(path, format) == "parquet":
-        from ..records.tables import check_writable  # pyarrow, an extra: imported only when used
+        from .tables import check_writable  # pyarrow, an extra: imported only when used
 
         check_writable()
 
@@ -164,9 +170,9 @@ def save_table(path: Path | str, table: Table, format: str | None = None) -> int
     its name implies; returns the rows written."""
     format = output_format(path, format)
     if format == "parquet":
-        from ..records.tables import write_parquet  # pyarrow, an extra: imported only when used
+        from .tables import write_parquet  # pyarrow, an extra: imported only when used
 
-        return write_parquet(path, table)
+        return write_parquet(path, *table.column_values())
     with atomic_output(path) as out:
         return write_table(out, table, format)
 
@@ -270,9 +276,9 @@ class TableForms:
 
     def to_arrow(self):
         """As a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
-        from ..records.tables import arrow_table  # pyarrow, an extra: imported only when used
+        from .tables import arrow_table  # pyarrow, an extra: imported only when used
 
-        return arrow_table(self.table())
+        return arrow_table(*self.table().column_values())
 
     def to_pandas(self):
         """As a pandas DataFrame (pandas is an extra: ``[pandas]``)."""

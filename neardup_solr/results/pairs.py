@@ -18,9 +18,9 @@ import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
-from typing import NamedTuple
 
 from ..errors import InputError
+from ..match.pair import Pair
 from ..files import reading
 from .outputs import Table, TableForms, TextLookup, counted, pair_table, save_table
 from ..records.record import id_key, keyed, source_of
@@ -31,20 +31,6 @@ PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
 PARQUET_MAGIC = b"PAR1"
 # The ids' columns of a pair file whose records have sources (outputs.pair_table).
 SOURCED_COLUMNS = ("source_a", "id_a", "source_b", "id_b")
-
-
-class Pair(NamedTuple):
-    a: str
-    b: str
-    distance: int
-    similarity: float | None = None
-    probability: float | None = None
-    # Why the pair has its probability, in brief (``explanations.Explanation.brief``), when asked for.
-    explanation: str | None = None
-
-    @property
-    def key(self) -> frozenset[str]:
-        return frozenset((self.a, self.b))
 
 
 class PairTables(TableForms):
@@ -141,7 +127,7 @@ def read_pairs(path: Path | str) -> list[Pair]:
     told apart by the first line (a JSON object, the CSV header, or TSV);
     gzip is read through; Parquet is told by its first bytes."""
     if _is_parquet(path):
-        from ..records.tables import pair_rows  # pyarrow, an extra: imported only when used
+        from .tables import pair_rows  # pyarrow, an extra: imported only when used
 
         with reading(path, "pairs"):
             return [_pair(path, number, fields) for number, fields in pair_rows(path)]

@@ -1,1 +1,6 @@
-"""service"""
+"""The service: the public API over HTTP.
+
+- ``app``: the FastAPI application (``neardup serve``): records, queries,
+  labels, with host, token and size guards;
+- ``review``: the review page, rendered on the server.
+"""
