@@ -272,7 +272,8 @@ class NearDuplicates:
             if on_banding is not None:
                 on_banding(plan.choice)
             bands, band_rows = plan.choice.banding.bands, plan.choice.banding.band_rows
-        settings = IndexSettings(minhash_values=_renamed(minhash_values, signatures), bands=bands or IndexSettings.bands,
+        minhash_values = _renamed(minhash_values, signatures, "minhash_values", "signatures")
+        settings = IndexSettings(minhash_values=minhash_values, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  reference=reference, fields=plan.fields, chosen=choosing)
         self.solr.wait_until_replayed()
@@ -457,7 +458,7 @@ class NearDuplicates:
             ``to_arrow()``. Costs one or two queries per record; memory
             holds the pairs.
         """
-        cut = _renamed(cut, threshold)
+        cut = _renamed(cut, threshold, "cut", "threshold")
         records = in_source(as_records(records), source)
         fields = self._field_search() if cut is None else None
         with told(progress) as tell:
@@ -512,12 +513,13 @@ class NearDuplicates:
             NeardupError: ``one_to_one`` without ``link`` (no request is sent).
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
+        cut = _renamed(cut, threshold, "cut", "threshold")
         if one_to_one and not link:
             raise NeardupError("one partner each is a way of linking sources: it needs link=True",
                                hint="ask for the linked pairs as well")
         settings = self.settings
         if settings.fielded and not as_text:
-            if _renamed(cut, threshold) is not None:
+            if cut is not None:
                 raise NeardupError("a fixed similarity cut is for records of one text; records of fields are kept "
                                    "by their match probability",
                                    hint="leave the cut out, or compare the records as one text each")
@@ -530,7 +532,7 @@ class NearDuplicates:
             self._changed()
             return linked
         with told(progress) as tell:
-            verified = lsh_pairs(self.solr, link=link, cut=_renamed(cut, threshold), max_bucket=max_bucket,
+            verified = lsh_pairs(self.solr, link=link, cut=cut, max_bucket=max_bucket,
                                  labels=labels, progress=tell, warn=warn or _warning, explain=explain)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
@@ -569,7 +571,7 @@ class NearDuplicates:
             TooFewSignatures: the index holds fewer values per record.
             LeanIndex, SolrUnavailable, SolrFailure: as :meth:`shingle_pairs`.
         """
-        values = _renamed(minhash_values, signatures)
+        values = _renamed(minhash_values, signatures, "minhash_values", "signatures")
         return PairStream(stream_told(lambda tell: reference_pairs(self.solr, MINHASH, per_record=per_record,
                                                                    max_dist=max_dist, minhash_values=values,
                                                                    progress=tell), progress))
@@ -614,7 +616,7 @@ class NearDuplicates:
         if not has_letters_or_digits(shown):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
         checked_source(source)
-        cut = _renamed(cut, threshold)
+        cut = _renamed(cut, threshold, "cut", "threshold")
         fields = self._field_search() if record is not None and record.fields and cut is None else None
         if fields is not None:
             return Matches(fields.find(record, exclude=exclude, within=source)[:limit])
@@ -805,7 +807,10 @@ def _warning(message: str) -> None:
     warnings.warn(message, NeardupWarning, stacklevel=4)
 
 
-def _renamed(value, old):
+def _renamed(value, old, name: str, old_name: str):
     """A parameter's value, or its old name's when that was given (each old
-    name is kept for a release)."""
-    return value if old is None else old
+    name is kept for a release, and warns with its new name)."""
+    if old is None:
+        return value
+    warnings.warn(f"{old_name}= is deprecated: call it {name}=", DeprecationWarning, stacklevel=3)
+    return old

@@ -7,6 +7,7 @@ Each test that writes to Solr gets a fresh core of its own (from the
 from __future__ import annotations
 
 import itertools
+import re
 import os
 import shutil
 import socket
@@ -225,3 +226,67 @@ def browser():
         browser = driver.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
         yield browser
         browser.close()
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Mark every test that needs the Solr the suite starts (it asks for
+    ``solr_node``, itself or through a core) as ``solr``; tests that start
+    a Solr of their own are marked in their module."""
+    for item in items:
+        if "solr_node" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.solr)
+
+
+# Helpers that tests in several folders use.
+
+
+def one_line_error(done) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+DEMO_COPY = "The py_entitymatching CSV copy"
+
+
+def documented(mode: str) -> str:
+    """The figures docs/quality.md shows for ``mode`` on the copy the demo fetches."""
+    return results_table(DEMO_COPY)[mode]
+
+
+def results_table(heading: str) -> dict[str, str]:
+    """The results table of docs/quality.md after ``heading``: each mode's
+    figures as `neardup evaluate` prints them."""
+    text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
+    rows = text[text.index(heading):].split("\n\n", 2)[1].splitlines()[2:]
+    figures = {}
+    for row in rows:
+        mode, found, true, precision, recall, f1, _ = [cell.strip() for cell in row.strip("|").split("|")]
+        name = "default" if mode == "default" else re.match(r"`--(\w+)", mode)[1]
+        figures[name] = f"found={found} true={true} precision={precision} recall={recall} f1={f1}"
+    return figures
+
+
+def metric(url: str, prefix: str) -> int:
+    """A counter of the core at ``url`` and of the cores a replacement builds
+    for it (``name__...``), from Solr's own metrics. (Not the mbeans
+    handler's statistics: a core swapped in by CoreAdmin's SWAP has none there.)"""
+    base, core = url.rsplit("/", 1)
+    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": prefix, "wt": "json"},
+                         timeout=5).json()
+    return sum(value[prefix] if isinstance(value[prefix], int) else value[prefix]["count"]
+               for name, value in found["metrics"].items()
+               if name == f"solr.core.{core}" or name.startswith(f"solr.core.{core}__"))
+
+
+def tlog_state(url: str) -> int:
+    """The core's transaction log state, from Solr's metrics."""
+    base, core = url.rsplit("/", 1)
+    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": "TLOG.state", "wt": "json"},
+                         timeout=5).json()
+    return found["metrics"][f"solr.core.{core}"]["TLOG.state"]
+
+
+def adds_so_far(url: str) -> int:
+    return metric(url, "UPDATE.updateHandler.cumulativeAdds")

@@ -109,7 +109,8 @@ def test_typed_errors_name_no_command_line_option(core):
         list(nd.minhash_pairs(minhash_values=20))
     assert (few.value.found, few.value.asked) == (8, 20)
     assert "--" not in str(few.value)
-    nd.index(RECORDS, signatures=8, reference=True, bands=20, band_rows=3)  # the old name, kept for a release
+    with pytest.warns(DeprecationWarning, match=r"signatures= is deprecated: call it minhash_values="):
+        nd.index(RECORDS, signatures=8, reference=True, bands=20, band_rows=3)  # the old name, kept for a release
     assert nd.settings.minhash_values == 8
     nd.index(RECORDS, reference=False, bands=20, band_rows=3)
     with pytest.raises(LeanIndex) as lean:

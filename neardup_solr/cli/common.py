@@ -36,7 +36,8 @@ def say(message: str) -> None:
 def renamed_option(name: str, old: str, **option):
     """The option ``name``, and ``old``, its former name, kept for a release
     as a hidden alias: the command is called with the new name's parameter,
-    which takes the old name's value when that was given."""
+    which takes the old name's value when that was given (with a warning
+    that names the new one)."""
     dest = name.lstrip("-").replace("-", "_")
 
     def decorate(command):
@@ -44,6 +45,7 @@ def renamed_option(name: str, old: str, **option):
         def run(*args, **kwargs):
             given = kwargs.pop("old_" + dest)
             if given is not None:
+                say(f"neardup: warning: {old} is deprecated: use {name}")
                 kwargs[dest] = given
             return command(*args, **kwargs)
 

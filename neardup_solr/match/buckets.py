@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numbering import Ids, Numbering
 from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
@@ -191,6 +190,8 @@ class Pairing:
     """
 
     def __init__(self, block: int | None = None) -> None:
+        from .numbering import Numbering  # numba comes with it: imported when pairs are made
+
         self.block = PAIR_BLOCK if block is None else block
         self.numbering = Numbering()
         self.left: list[np.ndarray] = []
@@ -230,6 +231,8 @@ class Pairing:
     def candidates(self) -> tuple[Candidates, np.ndarray]:
         """The pairs, each once, smaller id first, in id order; and each
         record's number of arrival by its place in id order."""
+        from .numbering import Ids, Numbering
+
         self._fold()
         arrived = self.numbering.ids()
         self.numbering = Numbering()

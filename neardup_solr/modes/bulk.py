@@ -21,6 +21,8 @@ depend on how many workers ran. The kernel runs on every core's thread.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -32,7 +34,6 @@ from ..match import explanations
 from ..lsh.bands import band_prefix, collision_probability
 from ..match.buckets import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_batches, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
-from ..match.kernel import CloseTable, Rows, Vocabulary, score_pairs
 from ..match.model import MatchModel, fit, histogram, with_labels
 from ..results.outputs import counted
 from ..results.pairs import Pair, PairTables
@@ -47,6 +48,9 @@ from ..index.solr import Solr
 from ..index.state import IndexSettings
 from ..match.summary import ReportSummary
 from ..match.verify import text_vector, word_distance
+
+if TYPE_CHECKING:
+    from ..match.kernel import CloseTable, Rows, Vocabulary
 
 # Units of work (see above) in one piece of work, and how many it takes
 # before forking workers pays for itself.
@@ -278,6 +282,8 @@ def _weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | N
         if batch:
             yield batch
 
+    from ..match.kernel import CloseTable, Vocabulary  # numba comes with it: imported when a report scores
+
     # Forking pays for itself on a large index: decided from its size, as the records arrive unknown.
     words = sum(weights.doc_freq.values()) / weights.doc_count if weights.doc_count else RECORD_WORDS
     vocabulary = Vocabulary()
@@ -342,6 +348,8 @@ def weigh(solr: Solr, texts: Mapping[str, str], found: Candidates) -> Weighed:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     weights = Weights(*solr.term_counts(TOKENS))
+    from ..match.kernel import CloseTable, Vocabulary  # numba comes with it: imported when a report scores
+
     ids = found.ids
     # Every word counted, not only distinct ones: repair reads them all.
     words = sum(texts[record_id].count(" ") + 1 for record_id in ids) / len(ids) if ids else RECORD_WORDS
@@ -374,6 +382,8 @@ def _vectors(weights: Weights, texts: list[str]) -> tuple[np.ndarray, list[str],
 
 def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary: Vocabulary) -> Rows:
     """Rows of the records :func:`_vectors` weighed, in order, their words numbered by ``vocabulary``."""
+    from ..match.kernel import Rows
+
     lengths, numbered, values = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)], [np.zeros(0)]
     for count, words, weights in parts:
         lengths.append(count)
@@ -412,6 +422,8 @@ def scored(found: Candidates, weighed: Weighed,
     Returns:
         The similarities (float64) and levels (int8), in ``found``'s order.
     """
+    from ..match.kernel import score_pairs  # numba comes with it: imported when a report scores
+
     spans = [(start, min(start + SCORE_SPAN, len(found))) for start in range(0, len(found), SCORE_SPAN)]
 
     def part(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

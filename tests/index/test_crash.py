@@ -11,38 +11,17 @@ import time
 import pytest
 import requests
 
-from conftest import child_env, free_port, run_cli
+from conftest import adds_so_far, child_env, free_port, metric, run_cli, tlog_state
 
 from neardup_solr.index import local_solr
 from neardup_solr.index.solr import Solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 # Enough for indexing to take seconds, so Solr is killed a quarter of the way in, not after the end.
 RECORDS = 20_000
 FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "word_shingles", "minhash_values", "tokens", "content_lsh"]
 
-
-def metric(url: str, prefix: str) -> int:
-    """A counter of the core at ``url`` and of the cores a replacement builds
-    for it (``name__...``), from Solr's own metrics. (Not the mbeans
-    handler's statistics: a core swapped in by CoreAdmin's SWAP has none there.)"""
-    base, core = url.rsplit("/", 1)
-    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": prefix, "wt": "json"},
-                         timeout=5).json()
-    return sum(value[prefix] if isinstance(value[prefix], int) else value[prefix]["count"]
-               for name, value in found["metrics"].items()
-               if name == f"solr.core.{core}" or name.startswith(f"solr.core.{core}__"))
-
-
-def tlog_state(url: str) -> int:
-    """The core's transaction log state, from Solr's metrics."""
-    base, core = url.rsplit("/", 1)
-    found = requests.get(f"{base}/admin/metrics", params={"group": "core", "prefix": "TLOG.state", "wt": "json"},
-                         timeout=5).json()
-    return found["metrics"][f"solr.core.{core}"]["TLOG.state"]
-
-
-def adds_so_far(url: str) -> int:
-    return metric(url, "UPDATE.updateHandler.cumulativeAdds")
 
 
 def selects_so_far(url: str) -> int:

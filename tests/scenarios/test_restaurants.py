@@ -16,14 +16,13 @@ import pytest
 from tqdm import tqdm
 
 from bench import kernel_check
-from conftest import ROOT, child_env, create_core, drop_core, run_cli
+from conftest import ROOT, child_env, create_core, documented, drop_core, run_cli
 from neardup_solr.modes import bulk
-from neardup_solr.match import buckets as collisions, kernel
+from neardup_solr.match import buckets, kernel
 from neardup_solr.cli.common import bar_progress
 from neardup_solr.index.state import IndexSettings
 
 # The results table of docs/quality.md for the copy the demo fetches.
-DEMO_COPY = "The py_entitymatching CSV copy"
 # The reference workflow's options: they do not move with the default mode.
 REFERENCE_OPTIONS = {"shingles": ["--shingles", "--max-dist", "2"],
                      "minhash": ["--minhash", "--minhash-values", "20", "--max-dist", "2"]}
@@ -108,10 +107,6 @@ def test_prepare_restaurants_numbers_both_guides_and_cuts_each_line_before_its_p
     assert all(re.search(r"\d{3}[/-]", text) for text, short in zip(texts, cut) if short)
     assert sum(cut) < 10
 
-
-def documented(mode: str) -> str:
-    """The figures docs/quality.md shows for ``mode`` on the copy the demo fetches."""
-    return results_table(DEMO_COPY)[mode]
 
 
 @pytest.mark.parametrize("rows", ["10", "1000"])
@@ -224,9 +219,9 @@ def test_a_report_held_to_small_blocks_of_memory_gives_the_same_pairs_and_model(
     # recoded 13 at a time, candidates scored and their missing words
     # gathered 100 at a time, the kept pairs' texts read 30 pairs at a time.
     monkeypatch.setattr(bulk, "WEIGH_CHARACTERS", 1)
-    monkeypatch.setattr(collisions, "DOCS_PER_QUERY", 7)
-    monkeypatch.setattr(collisions, "PAIR_BLOCK", 5)
-    monkeypatch.setattr(collisions, "RECODE_SPAN", 13)
+    monkeypatch.setattr(buckets, "DOCS_PER_QUERY", 7)
+    monkeypatch.setattr(buckets, "PAIR_BLOCK", 5)
+    monkeypatch.setattr(buckets, "RECODE_SPAN", 13)
     monkeypatch.setattr(bulk, "SCORE_SPAN", 100)
     monkeypatch.setattr(kernel, "MISSING_SPAN", 100)
     monkeypatch.setattr(bulk, "KEPT_BLOCK", 30)
@@ -252,18 +247,6 @@ def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
     assert bar.total > len(pairs) > 100
     assert bar.n == bar.total
 
-
-def results_table(heading: str) -> dict[str, str]:
-    """The results table of docs/quality.md after ``heading``: each mode's
-    figures as `neardup evaluate` prints them."""
-    text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
-    rows = text[text.index(heading):].split("\n\n", 2)[1].splitlines()[2:]
-    figures = {}
-    for row in rows:
-        mode, found, true, precision, recall, f1, _ = [cell.strip() for cell in row.strip("|").split("|")]
-        name = "default" if mode == "default" else re.match(r"`--(\w+)", mode)[1]
-        figures[name] = f"found={found} true={true} precision={precision} recall={recall} f1={f1}"
-    return figures
 
 
 def test_the_step_by_step_figures_are_the_results_tables():

@@ -38,7 +38,7 @@ def test_a_hundred_thousand_ids_keep_distinct_numbers():
 
 @given(st.lists(st.text(min_size=0, max_size=5), max_size=50), st.sampled_from([1, 3, 1 << 16]))
 def test_ids_read_back_as_the_list_they_were_made_of(ids, chunk):
-    import neardup_solr.match.numbering as numbering
+    from neardup_solr.match import numbering
 
     saved, numbering.IDS_CHUNK = numbering.IDS_CHUNK, chunk
     try:

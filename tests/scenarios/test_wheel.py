@@ -12,8 +12,11 @@ import venv
 import zipfile
 from pathlib import Path
 
-from conftest import ROOT, child_env, free_port
-from test_restaurants import documented
+import pytest
+
+from conftest import ROOT, child_env, documented, free_port
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 # What the package must carry besides its modules.
 CARRIED = {"neardup_solr/py.typed", "neardup_solr/solr_config/conf/schema.xml",

@@ -168,7 +168,9 @@ def test_cli_parquet_errors_are_one_line(core, tmp_path):
                            "'title') (hint: name the id column with --id-column)\n")
     done = run_cli("index", "-", "--format", "parquet", "--solr-url", core.url, input="")  # --input-format's old name
     assert done.returncode == 4
-    assert done.stderr.startswith("neardup: error: Parquet cannot be read from standard input")
+    warning, error = done.stderr.splitlines()
+    assert warning == "neardup: warning: --format is deprecated: use --input-format"
+    assert error.startswith("neardup: error: Parquet cannot be read from standard input")
 
 
 def _with_bad_utf8(values: list[bytes]) -> pa.Array:
@@ -363,7 +365,8 @@ def test_add_takes_a_table_and_its_pairs_convert(core):
     found = nd.pairs_of([("3", nd.text("3"))], cut=0.5)
     assert [(p.a, p.b) for p in found] == [("1", "3")]
     assert nd.pairs_of([("3", nd.text("3"))], cut=0.99) == []  # similarity 0.97
-    assert nd.pairs_of([("3", nd.text("3"))], threshold=0.5) == found  # the cut's old name, kept for a release
+    with pytest.warns(DeprecationWarning, match=r"threshold= is deprecated: call it cut="):
+        assert nd.pairs_of([("3", nd.text("3"))], threshold=0.5) == found  # the cut's old name, kept for a release
     assert found.to_arrow().column_names == ["id_a", "id_b", "distance", "similarity"]
     with pytest.raises(InputError, match=r"row 2 of the polars table: id '5' has no text") as raised:
         nd.add(pl.DataFrame({"sku": [6, 5], "title": ["Spago", None]}), id="sku", text="title")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.records import readers as records
+from neardup_solr.records import readers
 from neardup_solr.records.record import ID_RULE
 from neardup_solr.errors import InputError, MissingField
 from neardup_solr.records.record import Record
@@ -313,7 +313,7 @@ def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch, kind):
     record of each line (ids move to disk past SeenIds.IN_MEMORY; lines are
     read a block at a time, made small here so both files span many)."""
     monkeypatch.setattr(SeenIds, "IN_MEMORY", 1000)
-    monkeypatch.setattr(records, "READ_BLOCK", 1 << 16)
+    monkeypatch.setattr(readers, "READ_BLOCK", 1 << 16)
 
     def line(i):
         text = f"Restaurant number {i} at {i % 977} Main Street Springfield"

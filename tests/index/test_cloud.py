@@ -14,14 +14,15 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, child_env, free_port, run_cli
-from test_local_solr import java_processes_of, listening_addresses, one_line_error
-from test_restaurants import documented
+from conftest import ROOT, child_env, documented, free_port, one_line_error, run_cli
+from test_local_solr import java_processes_of, listening_addresses
 from test_replace import (indexed, interrupted_half_way, killed_half_way, new_records, only_bad_json_lines, served,
                           wrong_id_column)
 
 from neardup_solr.index import cloud
 from neardup_solr.index.solr import Solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 MODES = ("--lsh", "--shingles", "--minhash")
 

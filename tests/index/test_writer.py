@@ -3,7 +3,7 @@
 import os
 import random
 
-import neardup_solr.index.writer as indexer
+from neardup_solr.index import writer
 from neardup_solr.index.documents import DocumentBuilder
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.index.writer import FORK_WORDS, batches, built, index_records
@@ -28,7 +28,7 @@ def texts(count, words, seed=7):
 
 def run(records, size, monkeypatch):
     # Two cores whatever the machine has, so the choice below is the rule's, not the machine's.
-    monkeypatch.setattr(indexer, "cores", lambda: 2)
+    monkeypatch.setattr(writer, "cores", lambda: 2)
     return [doc for batch in built(PidBuilder(SETTINGS), batches(records, size)) for doc in batch]
 
 
@@ -49,7 +49,7 @@ def test_short_records_and_a_single_batch_are_built_here(monkeypatch):
 
 
 def test_long_records_built_by_workers_reach_solr_as_built(core, monkeypatch):
-    monkeypatch.setattr(indexer, "cores", lambda: 2)
+    monkeypatch.setattr(writer, "cores", lambda: 2)
     records = texts(23, FORK_WORDS + 20, seed=11)
     assert index_records(core, records, SETTINGS, batch_size=4) == 23
     assert core.count() == 23

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, run_cli
+from conftest import free_port, one_line_error, run_cli
 
 from neardup_solr.index import local_solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 
 def java_processes_of(data_dir: Path) -> list[int]:
@@ -41,12 +43,6 @@ def listening_addresses(port: int) -> set[str]:
                 found.add(socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words))
     return found
 
-
-def one_line_error(done) -> str:
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    return lines[0]
 
 
 def test_start_twice_status_and_stop_leave_nothing_behind(tmp_path):

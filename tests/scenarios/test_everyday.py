@@ -58,7 +58,7 @@ def test_the_reports_summary_is_the_file_it_has_always_been(restaurants):
     model writes the fixture again."""
     _, work = restaurants
     written = (work / "pairs.model.json").read_bytes()
-    assert written == (Path(__file__).parent / "fixtures" / "restaurants.model.json").read_bytes()
+    assert written == (Path(__file__).parent.parent / "fixtures" / "restaurants.model.json").read_bytes()
     about = ReportSummary.read(work / "pairs.model.json")
     assert about is not None and json.dumps(about.to_dict(), indent=1).encode() == written
 

@@ -15,8 +15,7 @@ import time
 
 import requests
 
-from conftest import child_env, run_cli, write_records
-from test_crash import adds_so_far
+from conftest import adds_so_far, child_env, run_cli, write_records
 
 from neardup_solr.index.solr import Solr
 

@@ -9,10 +9,11 @@ import subprocess
 
 import pytest
 
-from conftest import free_port, run_cli
-from test_local_solr import one_line_error
+from conftest import free_port, one_line_error, run_cli
 
 from neardup_solr.index import cloud, local_solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 USER, PASSWORD = "indexer", "correct horse battery staple"
 KEYSTORE_PASSWORD = "keystore-secret"

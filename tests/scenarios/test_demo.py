@@ -11,13 +11,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ROOT, free_port, run_cli
-from test_restaurants import documented
-from test_local_solr import one_line_error
+from conftest import ROOT, documented, free_port, one_line_error, run_cli
 
 from neardup_solr import NearDuplicates
 from neardup_solr.records import datasets
 from neardup_solr.index import local_solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 
 @pytest.fixture(scope="module")

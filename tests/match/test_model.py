@@ -204,7 +204,7 @@ def test_look_alike_non_matches_below_the_cut_do_not_teach_the_matches_levels():
     candidates of the person-record generator, with the generator's own
     truth per cell (``tests/fixtures/people_candidates.json``): keeping the cells
     the model calls matches gives precision and recall of at least 0.98."""
-    data = json.loads((Path(__file__).parent / "fixtures" / "people_candidates.json").read_text())
+    data = json.loads((Path(__file__).parent.parent / "fixtures" / "people_candidates.json").read_text())
     pairs, matches = np.array(data["pairs"], float), np.array(data["matches"], float)
     model = fit(pairs)
     kept = model._table >= 0.5
@@ -219,7 +219,7 @@ def test_look_alike_non_matches_are_not_counted_as_expected_matches():
     the generator made 17); the pairs' levels show it is not, and the
     estimates of what is kept come within the 0.05 the labeled sets are held
     to, measured on the generator's truth per cell."""
-    data = json.loads((Path(__file__).parent / "fixtures" / "people_candidates.json").read_text())
+    data = json.loads((Path(__file__).parent.parent / "fixtures" / "people_candidates.json").read_text())
     pairs, matches = np.array(data["pairs"], float), np.array(data["matches"], float)
     model = fit(pairs)
     kept = model._table >= 0.5

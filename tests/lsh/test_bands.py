@@ -98,8 +98,11 @@ def test_tune_command_prints_the_table_and_choice_and_saves_the_curve(tmp_path):
     done = run_cli("tune", "--low", "0.05", "--high", "0.5", "--values", "128", "--plot", str(plot))
     # r=4: 72 bands catch 0.5 (1-(15/16)^72 >= 0.99) and up to 160 keep 0.05 under 0.001.
     assert "meeting both needs 288 values" in done.stdout
-    # The old name of --values gives the same answer.
-    assert run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot)).stdout == done.stdout
+    # The old name of --values gives the same answer, and says its new name.
+    old = run_cli("tune", "--low", "0.05", "--high", "0.5", "--hashes", "128", "--plot", str(plot))
+    assert old.stdout == done.stdout
+    assert "neardup: warning: --hashes is deprecated: use --values" in old.stderr
+    assert "deprecated" not in done.stderr
 
 
 def random_agreements(seed: int = 5) -> np.ndarray:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import requests
 
 from conftest import _homes, child_env, free_port, run_cli, write_records
@@ -21,6 +22,8 @@ from test_security import PASSWORD, USER, security_json
 from neardup_solr.index import local_solr
 from neardup_solr.api import NearDuplicates
 from neardup_solr.index.solr import Solr
+
+pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 # Enough for indexing to take seconds, so the run is stopped half way, not after the end.
 NEW_RECORDS = 20_000
