@@ -135,13 +135,9 @@ def atomic_output(path: Path | str, binary: bool = False) -> Iterator[IO]:
             through unchanged.
     """
     if is_stdout(path):
-        try:
+        with _stdout_errors():
             yield sys.stdout.buffer if binary else sys.stdout
-            sys.stdout.flush()
-        except OSError as err:
-            if is_write_error(err):
-                raise cannot_write_stdout(err) from None
-            raise
+        flush_stdout()
         return
     path = Path(path)
     try:
@@ -197,3 +193,22 @@ def cannot_write_stdout(err: OSError) -> NeardupError:
     was sent to is full, say)."""
     return NeardupError(f"cannot write standard output: {err.strerror or err}",
                         hint="check where standard output goes (a full disk?), or write to a file")
+
+
+def flush_stdout() -> None:
+    """Standard output flushed now, where a full disk is one error
+    (:func:`cannot_write_stdout`), not at the interpreter's exit."""
+    with _stdout_errors():
+        sys.stdout.flush()
+
+
+@contextmanager
+def _stdout_errors() -> Iterator[None]:
+    """A failed write to standard output (a full disk, say) as
+    :func:`cannot_write_stdout`'s error."""
+    try:
+        yield
+    except OSError as err:
+        if is_write_error(err):
+            raise cannot_write_stdout(err) from None
+        raise

@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..errors import NeardupError
-from ..files import cannot_write_stdout, is_write_error
+from ..files import flush_stdout, is_write_error
 from .data import datasets, demo, prepare_restaurants
 from .quality import evaluate, tune
 from .results import clusters, html
@@ -71,7 +71,7 @@ def run(command: click.Command, prog: str) -> None:
         try:
             command.main(prog_name=prog, standalone_mode=False)
         finally:
-            _flush_stdout()
+            flush_stdout()
     except NeardupError as err:
         if err.remedy in OPTION_HINTS:
             err.hint = OPTION_HINTS[err.remedy].format(**err.context)
@@ -99,17 +99,6 @@ def run(command: click.Command, prog: str) -> None:
         _exit(failure.exit_code)
     except SystemExit as done:
         _exit(done.code)
-
-
-def _flush_stdout() -> None:
-    """Standard output flushed here, where a full disk is one line, not at
-    the interpreter's exit."""
-    try:
-        sys.stdout.flush()
-    except OSError as err:
-        if is_write_error(err):
-            raise cannot_write_stdout(err) from None
-        raise
 
 
 def _system_failure(err: OSError) -> NeardupError:

@@ -174,22 +174,39 @@ def key_pairs(codes: Sequence[np.ndarray], keys: Iterable[Key], max_bucket: int 
         order, ordered = order[present], ordered[present]
         if not len(ordered):
             continue
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        sizes = np.diff(np.append(starts, len(ordered)))
-        for size in np.unique(sizes).tolist():
-            if size < 2 or (max_bucket is not None and size > max_bucket):
-                continue
-            at = starts[sizes == size]
-            grid = order[at[:, None] + np.arange(size)]
-            first, second = np.triu_indices(size, k=1)
-            a, b = grid[:, first].ravel(), grid[:, second].ravel()
-            lefts.append(np.minimum(a, b))
-            rights.append(np.maximum(a, b))
-            bits.append(np.full(len(a), 1 << number, np.int64))
+        a, b = bucket_pairs(ordered, order, max_bucket)
+        lefts.append(a)
+        rights.append(b)
+        bits.append(np.full(len(a), 1 << number, np.int64))
     if not lefts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     left, right, bit = np.concatenate(lefts), np.concatenate(rights), np.concatenate(bits)
     return merge_pairs(left, right, bit)
+
+
+def bucket_pairs(keys: np.ndarray, owners: np.ndarray, max_bucket: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of ``owners`` whose ``keys`` are equal (``keys`` sorted,
+    ``owners`` in their order), smaller owner first; keys held by more
+    than ``max_bucket`` owners are left out. Buckets of one size are paired
+    at once; memory holds the pairs.
+
+    Example:
+        >>> [x.tolist() for x in bucket_pairs(np.array([1, 1, 2, 5, 5, 5]), np.array([4, 0, 3, 1, 2, 9]))]
+        [[0, 1, 1, 2], [4, 2, 9, 9]]
+    """
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    sizes = np.diff(np.append(starts, len(keys)))
+    lefts, rights = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for size in np.unique(sizes).tolist():
+        if size < 2 or (max_bucket is not None and size > max_bucket):
+            continue
+        at = starts[sizes == size]
+        grid = owners[at[:, None] + np.arange(size)]
+        first, second = np.triu_indices(size, k=1)
+        a, b = grid[:, first].ravel(), grid[:, second].ravel()
+        lefts.append(np.minimum(a, b))
+        rights.append(np.maximum(a, b))
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 def merge_pairs(left: np.ndarray, right: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -36,7 +36,7 @@ from ..match.buckets import MAX_BUCKET, Candidates, Pairing, Skipped, bucket_bat
 from ..text.analysis import lsh_shingles, repaired_tokens
 from ..match.model import MatchModel, fit, histogram, with_labels
 from ..results.outputs import counted
-from ..results.pairs import Pair, PairTables
+from ..results.pairs import HeldPairs, Pair
 from ..records.record import source_of
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
@@ -70,7 +70,7 @@ TWICE = 2
 
 
 @dataclass
-class Verified(PairTables):
+class Verified(HeldPairs):
     """The default mode's result: the pairs kept, and the match model fitted
     to all candidates (whose cut kept them, unless a fixed cut was given).
     Iterating it gives the pairs; ``to_pandas()`` and ``to_arrow()`` give
@@ -90,11 +90,6 @@ class Verified(PairTables):
         """What the report says of its model and cut (``PAIRS.model.json``)."""
         return ReportSummary.of(self.model, self.cut, forced=self.forced, proposed=self.proposed)
 
-    def __iter__(self) -> Iterator[Pair]:
-        return iter(self.pairs)
-
-    def __len__(self) -> int:
-        return len(self.pairs)
 
     def __repr__(self) -> str:
         """One line: how many pairs, the cut, and the model's estimates

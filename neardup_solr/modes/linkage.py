@@ -39,9 +39,9 @@ from ..fields.comparisons import EXACT, MISSING, Column, compare, joint, joint_k
 from ..match.explanations import Explanation, Step
 from ..match.fieldmodel import FieldModel, Patterns, chance, fit
 from ..fields.values import FieldProfile
-from ..fields.keys import Key, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
+from ..fields.keys import Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
 from ..results.clustering import bits, split
-from ..results.pairs import Pair, PairTables, ordered
+from ..results.pairs import HeldPairs, Pair, ordered
 from ..progress import Progress, Tally
 from ..records.record import id_key, source_of
 from ..parallel import bounded_map, cores
@@ -142,22 +142,10 @@ def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET)
     owner = np.repeat(np.arange(len(bands), dtype=np.int64), counts)
     order = np.argsort(keys, kind="stable")
     keys, owner = keys[order], owner[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    sizes = np.diff(np.append(starts, len(keys)))
-    lefts, rights = [], []
-    for size in np.unique(sizes).tolist():
-        if size < 2 or (max_bucket is not None and size > max_bucket):
-            continue
-        at = starts[sizes == size]
-        grid = owner[at[:, None] + np.arange(size)]
-        first, second = np.triu_indices(size, k=1)
-        a, b = grid[:, first].ravel(), grid[:, second].ravel()
-        lefts.append(np.minimum(a, b))
-        rights.append(np.maximum(a, b))
-    if not lefts:
+    left, right = bucket_pairs(keys, owner, max_bucket)
+    if not len(left):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    left, right, _ = merge_pairs(np.concatenate(lefts), np.concatenate(rights),
-                                 np.zeros(sum(len(x) for x in lefts), np.int64))
+    left, right, _ = merge_pairs(left, right, np.zeros(len(left), np.int64))
     distinct = left != right
     return left[distinct], right[distinct]
 
@@ -354,7 +342,7 @@ def unit_shares(shares: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarra
 
 
 @dataclass
-class Linked(PairTables):
+class Linked(HeldPairs):
     """The field records' pairs kept, the fitted model, the keys that made
     candidates, and the report's summary. Iterating it gives the pairs;
     ``to_pandas()`` and ``to_arrow()`` give them as a table."""
@@ -363,12 +351,6 @@ class Linked(PairTables):
     model: FieldModel
     keys: list[Key]
     summary: ReportSummary
-
-    def __iter__(self) -> Iterator[Pair]:
-        return iter(self.pairs)
-
-    def __len__(self) -> int:
-        return len(self.pairs)
 
 
 @dataclass

@@ -44,6 +44,19 @@ class PairTables(TableForms):
         return pair_table(self)
 
 
+class HeldPairs(PairTables):
+    """A report's result that holds its pairs (``pairs``): iterating it
+    iterates them, and it converts to a table (:class:`PairTables`)."""
+
+    pairs: list[Pair]
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
 class Pairs(list, PairTables):
     """A list of pairs that converts to a table (:class:`PairTables`)."""
 
