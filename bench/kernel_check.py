@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from neardup_solr.modes.bulk import _weighed_candidates
+from neardup_solr.modes.bulk import weighed_candidates
 from neardup_solr.match.buckets import MAX_BUCKET
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.match.kernel import CloseTable, score_pairs
@@ -43,7 +43,7 @@ class Checked:
 def check(solr: Solr) -> Checked:
     """Every candidate scored both ways, alike (or :class:`KernelMismatch`
     names the first that differs), and how long each way took."""
-    found, weighed = _weighed_candidates(solr, IndexSettings.load(solr), MAX_BUCKET, None, lambda _: None)
+    found, weighed = weighed_candidates(solr, IndexSettings.load(solr), MAX_BUCKET, None, lambda _: None)
     score_pairs(weighed.rows, weighed.close, found.left[:1], found.right[:1], weighed.row_of)  # compiled or loaded
     started = time.process_time()
     close = CloseTable.needed(weighed.spellings, weighed.rows, found.left, found.right, weighed.row_of)

@@ -1,4 +1,4 @@
-"""The duplicate-check service (``service.py``) from the command line."""
+"""The duplicate-check service (:mod:`neardup_solr.service`) from the command line."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..service.review import PairClusters
 from ..index.solr import Solr
 from .common import open_solr, say, solr_connection, warn_of_token
 
-# As service.py's; not imported from there, so that other commands need not load the web framework.
+# As the service's (service/app.py, service/bodies.py); not imported from there, so that other commands need not load the web framework.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_MIB = 4
@@ -106,12 +106,12 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
     """
     for package in ("fastapi", "uvicorn"):
         require(package, "neardup serve")
-    from ..service import app as service
+    from ..service import app as service, guards
 
-    token = service.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
+    token = guards.read_token(token_file.read_text(encoding="utf-8"), str(token_file)) if token_file else None
     if token:
         warn_of_token(token_file, token)
-    service.check_bind(host, token)
+    guards.check_bind(host, token)
 
     labels = LabelStore(labels_file, on_bad=lambda bad: say(f"skipped {bad}"))
     clusters = PairClusters(pairs) if pairs is not None else None
@@ -121,7 +121,7 @@ def serve(host: str, port: int, token_file: Path | None, labels_file: Path, pair
         + ("; writes need the token" if token else "") + (f"; {workers} workers" if workers > 1 else ""))
     say(f"labels in {labels_file} ({len(labels.labels())} so far)"
         + ("" if clusters is None else f"; the review page lists the {len(clusters.current()[0])} clusters of {pairs}"))
-    hosts = service.served_hosts(host, allow_hosts)
+    hosts = guards.served_hosts(host, allow_hosts)
     if workers == 1:
         service.serve(NearDuplicates(solr), host=host, port=port, token=token, labels=labels, pairs=clusters,
                       log_level=log_level, hosts=hosts, max_body=max_body * 2**20, client_timeout=client_timeout)
@@ -143,7 +143,7 @@ def worker_app():
     """The app of one `--workers` process, made from the options the command
     left in ``WORKER_OPTIONS``: its own Solr connection, token, labels
     (bad lines were reported once, by the command) and pair file."""
-    from ..service import app as service
+    from ..service import app as service, guards
 
     options = json.loads(os.environ[WORKER_OPTIONS])
     password_file = options["password_file"]
@@ -151,7 +151,7 @@ def worker_app():
                      password_file=Path(password_file) if password_file else None,
                      timeout=options["timeout"], retries=options["retries"])
     token_file = options["token_file"]
-    token = service.read_token(Path(token_file).read_text(encoding="utf-8"), token_file) if token_file else None
+    token = guards.read_token(Path(token_file).read_text(encoding="utf-8"), token_file) if token_file else None
     return service.create_app(
         NearDuplicates(solr), token=token, labels=LabelStore(options["labels"], on_bad=lambda _: None),
         pairs=PairClusters(Path(options["pairs"])) if options["pairs"] else None, hosts=options["hosts"],

@@ -31,8 +31,8 @@ DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
 # alike. It is there to end a wait on a Solr that hangs, not to cut off a
 # busy one: the slowest answers are an update that waits out a segment
 # flush and the final commit, which opens a searcher over the whole index.
-# At a million records the whole indexing took 96 s and the whole report
-# 94 s (docs/scale.md), so no single answer there took longer.
+# At a million records the whole indexing took 96 s (2026-11-23,
+# docs/scale.md), so no single answer there took longer.
 DEFAULT_TIMEOUT = 120.0
 # Retries after connection errors and 5xx answers: with the backoff of 0.5,
 # 1 and 2 s a Solr gets 3.5 s to come back from a restart or a full queue.

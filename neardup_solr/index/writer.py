@@ -36,14 +36,14 @@ from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSe
 # memory (a long document's shingles are the largest part of it).
 BATCH_SIZE = 1000
 # Update requests in flight: while Solr flushes a segment inside one, the
-# others keep both cores busy. On 1M records and 2 cores four took 82-99 s,
-# two 87-97 s: no slower, and the flush pauses are filled.
+# others keep both cores busy (four no slower than two at 1M records on 2
+# cores, 2026-11-22; docs/scale.md).
 CONCURRENT_UPDATES = 4
 # Words a record, on average over the first batch, from which forked workers
 # build the documents: the shortest documents the benchmark makes. Below it
 # are short records, where Solr's JVM is the slower side and a worker would
-# only take a core from it; documents of 100-600 words were indexed in 0.80x
-# the time with workers building them (20k documents, 2 cores).
+# only take a core from it (documents: 0.80x the time with workers,
+# 2026-11-24; docs/scale.md).
 FORK_WORDS = 100
 
 

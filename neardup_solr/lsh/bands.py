@@ -178,20 +178,9 @@ def tune(low: float, high: float, values: int, *, miss: float = 0.01, false_hit:
 # which counts the pairs of the crowded buckets a report skips: about 6 in
 # fact at a million records).
 #
-# Why 10 and not more, now that the compiled kernel scores a pair in 2.2 us
-# of CPU instead of 20 (2.9 million candidates of a million records in
-# 6.4 s): a chance candidate costs more than its score. Its two records sit
-# in a bucket of the band they share, and reading bucket members is Solr's
-# work: at a million records the report read 2.54 million members for 2.9
-# million candidates, and Solr's JVM spent 49 s of the report's 89 s of CPU
-# (about 19 us a member); a record that is in a bucket only by chance is
-# weighed too (about 40 us). So a chance candidate still costs 20-60 us.
-# And the choices are coarse: on a sample of the benchmark's short records
-# (``bench/generate.py``), a million records keep 21 x 6 (8.9 chance
-# candidates, catching 0.76) for any budget up to 48, and the next step,
-# 20 x 5, costs 48 to catch 0.73; ten million take 16 x 8 (3.0, catching
-# 0.84) at a budget of 10 and 18 x 7 (15.3, catching 0.81) at 20, while
-# 21 x 6 would cost 89, past what an online query reads.
+# Why 10 and not more: a chance candidate costs Solr's reading of its
+# bucket members, not only its score (20-60 us against 2.2 us, 1M records,
+# 2026-11-25; the measurements are in docs/scale.md, "Why the constants").
 
 # Chance candidates a record may have at most: half of the 100 an online
 # query reads (``candidates.LSH.per_record``), so its best candidates are

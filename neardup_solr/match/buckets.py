@@ -44,14 +44,12 @@ from ..index.solr import Solr
 # beyond: such keys are skipped and counted.
 MAX_BUCKET = 100
 # Records read by one bucket request. Two requests are in flight, so this
-# bounds the members held at once; at 1M records, batches of 5,000 instead of
-# 20,000 were part of taking the report's peak memory from 1056 to 904 MB,
-# with the same pairs.
+# bounds the members held at once (5,000 rather than 20,000: a lower peak
+# at 1M records with the same pairs, 2026-11-23; docs/scale.md).
 DOCS_PER_QUERY = 5_000
 # Pairs met (8 bytes each) gathered before they are first folded into the
 # distinct pairs known: later folds wait until as many were met as are
-# known. At a million records 3.9 million pairs were met, 2.9 million of
-# them distinct.
+# known.
 PAIR_BLOCK = 1 << 22
 # Pairs recoded at once at the end (temporaries of 8 bytes a pair each).
 RECODE_SPAN = 1 << 20

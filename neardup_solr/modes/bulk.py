@@ -148,7 +148,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     settings = IndexSettings.load(solr)
-    found, weighed = _weighed_candidates(solr, settings, max_bucket, progress, warn)
+    found, weighed = weighed_candidates(solr, settings, max_bucket, progress, warn)
     if link:
         found = across_sources(found, warn)
     # Progress goes on with the candidate pairs.
@@ -249,7 +249,7 @@ def proposed_share(probabilities: list[float | None], caught: list[float]) -> fl
 LEAST_CHANCE = 0.1
 
 
-def _weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | None, progress: Progress | None,
+def weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | None, progress: Progress | None,
                         warn: Callable[[str], None]) -> tuple[Candidates, Weighed]:
     """Every pair sharing a band key (in a bucket of at most ``max_bucket``)
     or an MD5, and their records weighed (each record's text weighed when
