@@ -21,6 +21,10 @@ configures logging) and warns of what it skipped with ``warnings``.
 In a notebook, pairs, clusters and matches show as short lines and small
 tables, and convert with ``to_pandas()``, ``to_polars()`` and ``to_arrow()``.
 
+The public API is what this package exports (``__all__``, each name
+imported when first asked for); the folders below are its inside, and
+their module names may change from one release to the next.
+
 The pipeline, one folder each, in order (each folder's docstring is its map)::
 
     records -> text -> fields -> lsh -> index -> match -> results -> modes
