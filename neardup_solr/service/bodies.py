@@ -25,20 +25,12 @@ from .models import ServiceError
 # at the cap: a larger body is refused (413) without being held. A 20 MB text
 # took 5 minutes and 874 MB in the service before there was a cap this low.
 MAX_BODY = 4 * 1024 * 1024
-
-
 # A label is small; its body has no reason to be larger than this.
 MAX_LABEL_BODY = 64 * 1024
-
-
 # A page's form carries the page's state, whose text may be a whole record
 # (1 MiB), percent-encoded in up to three bytes a byte.
 MAX_FORM_BODY = 4 * 1024 * 1024
-
-
 LABEL_HINT = '{"a": id, "b": id, "label": "same" or "different"}'
-
-
 RECORDS_HINT = '{"id": ..., "text": ...} or a list of them'
 
 

@@ -89,7 +89,6 @@ RECORDS_BODY = {
                     {"id": "2", "text": "Arts Deli, 12224 Ventura Boulevard, Studio City"}]}},
 }
 
-
 NEW_RECORD_SCHEMA = {
     "type": "object",
     "required": ["id", "text"],
@@ -97,15 +96,11 @@ NEW_RECORD_SCHEMA = {
                    "text": {"type": "string", "description": "the record's text: some letters or digits"}},
 }
 
-
 FAILURES = {status: {"model": Failure, "description": what} for status, what in (
     (400, "bad JSON, a bad record or a bad parameter"), (502, "Solr answered with an error"),
     (503, "Solr could not be reached"))}
 
-
 WRITE_FAILURES = FAILURES | {401: {"model": Failure, "description": "a token is configured and was not given"}}
-
-
 LABEL_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Label"},
@@ -120,14 +115,8 @@ def answer_of(match: Match) -> dict[str, Any]:
 
 
 SOURCE_HELP = "the source the records belong to (answered as source/id; default: none)"
-
-
 AGAINST_HELP = "only duplicates of this source (default: every record)"
-
-
 CUT_HELP = "smallest similarity (default: the match model's cut)"
-
-
 OLD_CUT_HELP = "the old name of cut, kept for a release"
 
 

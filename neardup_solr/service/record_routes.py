@@ -19,7 +19,8 @@ from ..index.state import built_settings
 from ..text.normalize import is_blank
 from .bodies import capped_body, checked_sources, json_only, records_of
 from .guards import authorized
-from .models import AGAINST_HELP, Added, CUT_HELP, DEFAULT_LIMIT, Deleted, FAILURES, Failure, Found, Health, OLD_CUT_HELP, RECORDS_BODY, SOURCE_HELP, ServiceError, WRITE_FAILURES, answer_of
+from .models import (AGAINST_HELP, Added, CUT_HELP, DEFAULT_LIMIT, Deleted, FAILURES, Failure, Found, Health,
+                     OLD_CUT_HELP, RECORDS_BODY, SOURCE_HELP, ServiceError, WRITE_FAILURES, answer_of)
 from .shared import HEALTH_WAIT, ServiceState, Shared, ensure_built, indexed_record
 
 

@@ -26,14 +26,10 @@ from .models import ServiceError
 # before it answers 503: it says whether Solr answers now, so it never waits
 # behind a Solr that is slow or gone (with retries, a refused connection takes 3.5 s).
 HEALTH_WAIT = 1.0
-
-
 # Threads /health's Solr requests may use, apart from the other requests'
 # (which may all be waiting on Solr): requests it stopped waiting for hold
 # theirs until Solr answers or times out, and /health then answers 503 at once.
 HEALTH_THREADS = 4
-
-
 # Seconds a client may leave a request half sent: its line and headers not
 # all there since it connected (or since its last answer), or its body
 # paused. Then it gets 408 and the connection is closed, so clients that
