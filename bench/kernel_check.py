@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from neardup_solr.modes.bulk import weighed_candidates
+from neardup_solr.match.weighing import weighed_candidates
 from neardup_solr.match.buckets import MAX_BUCKET
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.match.kernel import CloseTable, score_pairs

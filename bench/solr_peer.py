@@ -32,7 +32,7 @@ from urllib.parse import urlencode, urlsplit
 import numpy as np
 import requests
 
-from neardup_solr.modes.bulk import scored, weigh
+from neardup_solr.match.weighing import scored, weigh
 from neardup_solr.match.buckets import Candidates
 from neardup_solr.match.stored import load_model
 from neardup_solr.records.record import id_key

@@ -3,7 +3,7 @@ import os
 import pytest
 
 from neardup_solr.errors import NeardupError
-from neardup_solr.modes.bulk import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, _spans, _workers
+from neardup_solr.match.weighing import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, pieces, workers_for
 from neardup_solr.parallel import bounded_map, cores, forked_map
 
 
@@ -41,11 +41,11 @@ def test_verification_is_cut_by_work_not_by_pairs(count, words, cost):
     documents' 125,620 candidates are verified on every core, where as many
     short records' pairs are not worth a fork; work twice as costly a piece
     (a record weighed, a kept pair made) forks at half as many pieces."""
-    spans = _spans(count, words, cost)
+    spans = pieces(count, words, cost)
     assert spans[0][0] == 0 and spans[-1][1] == count
     assert all(end == start for (_, end), (start, _) in zip(spans, spans[1:]))
     largest = max(end - start for start, end in spans)
     assert largest * max(words, RECORD_WORDS) * cost <= VERIFY_SPAN * RECORD_WORDS or largest <= MIN_SPAN
     long_documents = words > 100 and count > MIN_SPAN
-    assert _workers(count, words, cost) == (cores() if long_documents or count * cost >= FORK_FROM else 1)
+    assert workers_for(count, words, cost) == (cores() if long_documents or count * cost >= FORK_FROM else 1)
     assert len(spans) >= 2 or not long_documents

@@ -5,6 +5,8 @@
   a compiled hash table);
 - ``similarity``, ``verify``: the soft cosine and the numbers' agreement
   of a candidate; ``kernel``: the same for many at once, compiled;
+  ``weighing``: records weighed and candidates scored in pieces of work
+  on every core;
 - ``model``: matches and non-matches of texts, fitted without labels;
   ``fieldmodel``: Fellegi-Sunter for field records;
   ``stored``: a model kept with the index and read back;

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from bench import kernel_check
 from conftest import ROOT, child_env, create_core, documented, drop_core, run_cli
 from neardup_solr.modes import bulk
-from neardup_solr.match import buckets, kernel
+from neardup_solr.match import buckets, kernel, weighing
 from neardup_solr.cli.common import bar_progress
 from neardup_solr.index.state import IndexSettings
 
@@ -204,8 +204,8 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     # spans of 50 candidates, the pairs and their order must not change.
     core, _ = indexed
     alone = bulk.lsh_pairs(core).pairs
-    monkeypatch.setattr(bulk, "FORK_FROM", 0)
-    monkeypatch.setattr(bulk, "VERIFY_SPAN", 50)
+    monkeypatch.setattr(weighing, "FORK_FROM", 0)
+    monkeypatch.setattr(weighing, "VERIFY_SPAN", 50)
     forked = bulk.lsh_pairs(core).pairs
     assert len(alone) > 100
     assert forked == alone
@@ -218,11 +218,11 @@ def test_a_report_held_to_small_blocks_of_memory_gives_the_same_pairs_and_model(
     # a request, the pairs met folded into the distinct ones from 5 on and
     # recoded 13 at a time, candidates scored and their missing words
     # gathered 100 at a time, the kept pairs' texts read 30 pairs at a time.
-    monkeypatch.setattr(bulk, "WEIGH_CHARACTERS", 1)
+    monkeypatch.setattr(weighing, "WEIGH_CHARACTERS", 1)
     monkeypatch.setattr(buckets, "DOCS_PER_QUERY", 7)
     monkeypatch.setattr(buckets, "PAIR_BLOCK", 5)
     monkeypatch.setattr(buckets, "RECODE_SPAN", 13)
-    monkeypatch.setattr(bulk, "SCORE_SPAN", 100)
+    monkeypatch.setattr(weighing, "SCORE_SPAN", 100)
     monkeypatch.setattr(kernel, "MISSING_SPAN", 100)
     monkeypatch.setattr(bulk, "KEPT_BLOCK", 30)
     blocks = bulk.lsh_pairs(core)
