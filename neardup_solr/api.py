@@ -502,7 +502,8 @@ class NearDuplicates:
                 weights of its match weight (:meth:`explain` gives them whole).
 
         Returns:
-            A :class:`~neardup_solr.modes.linkage.Linked` for records of fields, or a :class:`~neardup_solr.modes.bulk.Verified`: iterate it for the pairs
+            A :class:`~neardup_solr.modes.linkage.Linked` for records of fields, or a
+            :class:`~neardup_solr.modes.bulk.Verified`: iterate it for the pairs
             (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
             smaller id first; ``model`` and ``cut`` say how they were kept.
             Costs one terms request per band, about one request per 5,000

@@ -15,7 +15,8 @@ from ..service.review import PairClusters
 from ..index.solr import Solr
 from .common import open_solr, say, solr_connection, warn_of_token
 
-# As the service's (service/app.py, service/bodies.py); not imported from there, so that other commands need not load the web framework.
+# As the service's (service/app.py, service/bodies.py); not imported from there, so that other
+# commands need not load the web framework.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_MIB = 4

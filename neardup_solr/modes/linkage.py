@@ -39,7 +39,8 @@ from ..fields.comparisons import EXACT, MISSING, Column, compare, joint, joint_k
 from ..match.explanations import Explanation, Step
 from ..match.fieldmodel import FieldModel, Patterns, chance, fit
 from ..fields.values import FieldProfile
-from ..fields.keys import Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
+from ..fields.keys import (Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs,
+                          missed_share)
 from ..results.clustering import bits, split
 from ..results.pairs import HeldPairs, Pair, ordered
 from ..progress import Progress, Tally

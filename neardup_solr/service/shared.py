@@ -114,11 +114,6 @@ def ensure_built(service: ServiceState) -> None:
     service.built.set()
 
 
-def indexed_text(nd: NearDuplicates, record_id: str) -> str:
-    """The indexed text of ``record_id``; no such record is a 404."""
-    return indexed_record(nd, record_id).text
-
-
 def indexed_record(nd: NearDuplicates, record_id: str) -> Record:
     """The indexed record ``record_id``; no such record is a 404."""
     try:

@@ -13,7 +13,8 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from neardup_solr.fields.comparisons import COMPARISONS, EXACT, MISSING, Column, compare, compare_values, level_names
 from neardup_solr.fields.values import Day, clean, kind_of, normal, parse_date, parse_number, profile
-from neardup_solr.fields.keys import Key, choose_keys, combined, key_codes, key_form, key_pairs, missed_share, pairs_cost
+from neardup_solr.fields.keys import (Key, choose_keys, combined, key_codes, key_form, key_pairs, missed_share,
+                                      pairs_cost)
 
 
 def test_clean_folds_what_a_person_would_not_see():

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.match.similarity import AGREEMENT, CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
+from neardup_solr.match.similarity import (AGREEMENT, CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers,
+                                           similarity)
 
 
 def soft(a, b):
