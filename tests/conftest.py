@@ -6,14 +6,21 @@ Each test that writes to Solr gets a fresh core of its own (from the
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
-import re
+import json
+import locale
 import os
+import re
+import selectors
+import signal
 import shutil
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -66,16 +73,145 @@ def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
 
 def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The command line as users run it, in a child process."""
-    return subprocess.run(
-        [sys.executable, "-m", "neardup_solr", *args],
-        capture_output=True,
-        text=True,
-        env=child_env(env),
-        input=input,
-        timeout=600,
-        cwd=cwd,
-    )
+    """The command line as users run it, in a child process: forked from
+    a warm interpreter (tests/warm_cli.py) that has imported the package,
+    which saves a second or more a command; in a new interpreter when the
+    command's environment changes what the interpreter reads as it starts,
+    when another thread's command holds the warm one, or when
+    NEARDUP_TEST_COLD is set (to check that both ways agree)."""
+    merged = child_env(env)
+    warm = _warm_cli(merged)
+    if warm is not None:
+        try:
+            return warm.run(args, merged, input, cwd, timeout=600)
+        finally:
+            warm.lock.release()
+    return subprocess.run([sys.executable, "-m", "neardup_solr", *args], capture_output=True, text=True, env=merged,
+                          input=input, timeout=600, cwd=cwd)
+
+
+# What the interpreter reads from the environment as it starts (the
+# encoding of its streams, its paths and flags).
+_STARTUP = ("PYTHON", "LC_", "LANG")
+_warm: WarmCli | None = None
+
+
+def _warm_cli(env: dict[str, str]) -> WarmCli | None:
+    """The warm interpreter, held for this command, if it can run it."""
+    global _warm
+    if os.environ.get("NEARDUP_TEST_COLD"):
+        return None
+    if _warm is None or _warm.broken:
+        _warm = WarmCli()
+    startup = {name for name in (*env, *_warm.env) if name.startswith(_STARTUP)}
+    if any(env.get(name) != _warm.env.get(name) for name in startup):
+        return None
+    return _warm if _warm.lock.acquire(blocking=False) else None
+
+
+class WarmCli:
+    """tests/warm_cli.py in a child process, and commands run by it."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.env = child_env()
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "warm_cli.py"), str(theirs.fileno())],
+                                        pass_fds=[theirs.fileno()], env=self.env, cwd=ROOT)
+        theirs.close()
+        self.channel = ours
+        self.lock = threading.Lock()
+        self.broken = False
+        ours.settimeout(300)
+        if ours.recv(16) != b"ready":
+            raise AssertionError(f"the warm command line did not start (exit {self.process.wait()})")
+        atexit.register(self.close)
+
+    def run(self, args: tuple[str, ...], env: dict[str, str], input: str | None, cwd: Path | None,
+            timeout: float) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "neardup_solr", *args]
+        deadline = time.monotonic() + timeout
+        out, err = os.pipe(), os.pipe()
+        given = [out[1], err[1]]
+        feed = None
+        if input is not None:
+            feed = os.pipe()
+            given.append(feed[0])
+        request = {"args": list(args), "env": env, "cwd": str(cwd or os.getcwd()), "stdin": input is not None}
+        pid = None
+        try:
+            try:
+                socket.send_fds(self.channel, [json.dumps(request).encode()], given)
+            finally:
+                for fd in given:
+                    os.close(fd)
+            pid = int(self.channel.recv(32))
+            data = input.encode(locale.getpreferredencoding(False)) if input is not None else b""
+            stdout, stderr = _communicate(out[0], err[0], feed and feed[1], data, deadline, command)
+            self.channel.settimeout(max(1.0, deadline - time.monotonic()))
+            code = int(self.channel.recv(32))
+        except BaseException:
+            # A timeout, or the test interrupted: the command is killed and
+            # the warm interpreter, out of step now, replaced for the next.
+            self.broken = True
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.close()
+            raise
+        finally:
+            for fd in (out[0], err[0], *(feed or ())):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        return subprocess.CompletedProcess(command, code, _text(stdout), _text(stderr))
+
+    def close(self) -> None:
+        self.channel.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: float,
+                 command: list[str]) -> tuple[bytes, bytes]:
+    """What subprocess's communicate does, on pipes of a process that is not ours."""
+    read = {out: [], err: []}
+    selector = selectors.DefaultSelector()
+    for fd in read:
+        selector.register(fd, selectors.EVENT_READ)
+    sent = 0
+    if feed is not None:
+        if data:
+            os.set_blocking(feed, False)
+            selector.register(feed, selectors.EVENT_WRITE)
+        else:
+            os.close(feed)
+    with selector:
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(command, 600, b"".join(read[out]), b"".join(read[err]))
+            for key, _ in selector.select(left):
+                if key.fd == feed:
+                    try:
+                        sent += os.write(feed, data[sent:sent + 65536])
+                    except BrokenPipeError:
+                        sent = len(data)
+                    if sent >= len(data):
+                        selector.unregister(feed)
+                        os.close(feed)
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    read[key.fd].append(chunk)
+                else:
+                    selector.unregister(key.fd)
+    return b"".join(read[out]), b"".join(read[err])
+
+
+def _text(data: bytes) -> str:
+    """Output decoded as subprocess decodes it in text mode."""
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 class Service:
