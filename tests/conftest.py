@@ -44,6 +44,12 @@ CHROMIUM_FLAGS = [
 ]
 
 
+# The suite's JVMs (its Solrs, SolrCloud's, the launcher's build) run short
+# jobs on a small machine, where the optimizing compiler's and G1's threads
+# cost more than they save (docs/layout.md); a caller's own choice is kept.
+os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
