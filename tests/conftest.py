@@ -85,15 +85,18 @@ def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | N
     command's environment changes what the interpreter reads as it starts,
     when another thread's command holds the warm one, or when
     NEARDUP_TEST_COLD is set (to check that both ways agree)."""
-    merged = child_env(env)
+    command, merged = [sys.executable, "-m", "neardup_solr", *args], child_env(env)
     warm = _warm_cli(merged)
     if warm is not None:
         try:
-            return warm.run(args, merged, input, cwd, timeout=600)
+            return warm.run(command, merged, input, cwd, timeout=COMMAND_TIMEOUT)
         finally:
             warm.lock.release()
-    return subprocess.run([sys.executable, "-m", "neardup_solr", *args], capture_output=True, text=True, env=merged,
-                          input=input, timeout=600, cwd=cwd)
+    return subprocess.run(command, capture_output=True, text=True, env=merged, input=input, timeout=COMMAND_TIMEOUT,
+                          cwd=cwd)
+
+
+COMMAND_TIMEOUT = 600  # seconds a command of run_cli may take
 
 
 # What the interpreter reads from the environment as it starts (the
@@ -132,9 +135,9 @@ class WarmCli:
             raise AssertionError(f"the warm command line did not start (exit {self.process.wait()})")
         atexit.register(self.close)
 
-    def run(self, args: tuple[str, ...], env: dict[str, str], input: str | None, cwd: Path | None,
+    def run(self, command: list[str], env: dict[str, str], input: str | None, cwd: Path | None,
             timeout: float) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "neardup_solr", *args]
+        """``command`` (``python -m neardup_solr ARGS``) as subprocess.run runs it, forked from the warm interpreter."""
         deadline = time.monotonic() + timeout
         out, err = os.pipe(), os.pipe()
         given = [out[1], err[1]]
@@ -142,7 +145,7 @@ class WarmCli:
         if input is not None:
             feed = os.pipe()
             given.append(feed[0])
-        request = {"args": list(args), "env": env, "cwd": str(cwd or os.getcwd()), "stdin": input is not None}
+        request = {"args": command[3:], "env": env, "cwd": str(cwd or os.getcwd()), "stdin": input is not None}
         pid = None
         try:
             try:
@@ -152,7 +155,8 @@ class WarmCli:
                     os.close(fd)
             pid = int(self.channel.recv(32))
             data = input.encode(locale.getpreferredencoding(False)) if input is not None else b""
-            stdout, stderr = _communicate(out[0], err[0], feed and feed[1], data, deadline, command)
+            stdout, stderr = _communicate(out[0], err[0], feed and feed[1], data, deadline,
+                                          subprocess.TimeoutExpired(command, timeout))
             self.channel.settimeout(max(1.0, deadline - time.monotonic()))
             code = int(self.channel.recv(32))
         except BaseException:
@@ -179,8 +183,9 @@ class WarmCli:
 
 
 def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: float,
-                 command: list[str]) -> tuple[bytes, bytes]:
-    """What subprocess's communicate does, on pipes of a process that is not ours."""
+                 late: subprocess.TimeoutExpired) -> tuple[bytes, bytes]:
+    """What subprocess's communicate does, on pipes of a process that is not
+    ours; ``late`` is raised, with what was read, if ``deadline`` passes."""
     read = {out: [], err: []}
     selector = selectors.DefaultSelector()
     for fd in read:
@@ -196,7 +201,8 @@ def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: fl
         while selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise subprocess.TimeoutExpired(command, 600, b"".join(read[out]), b"".join(read[err]))
+                late.output, late.stderr = b"".join(read[out]), b"".join(read[err])
+                raise late
             for key, _ in selector.select(left):
                 if key.fd == feed:
                     try:
