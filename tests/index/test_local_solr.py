@@ -136,7 +136,9 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
         assert run_cli("index", str(records), "--solr-url", url).returncode == 0
         pid = json.loads((data / "solr.json").read_text())["pid"]
         os.kill(pid, signal.SIGKILL)
-        while local_solr.is_launcher(pid):
+        # Killed is done when its port is let go too: the JVM's main thread ends (its /proc entry empty) before
+        # the threads that hold the listening socket, longer so on a busy machine.
+        while local_solr.is_launcher(pid) or local_solr.port_in_use(port):
             time.sleep(0.05)
         status = run_cli("solr", "status", env=env)
         assert status.returncode == 3 and status.stdout.strip() == f"not running (data folder {data})"
