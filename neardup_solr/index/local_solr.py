@@ -8,10 +8,12 @@ SHA-256 differs, and compiles the launcher with the JDK's ``javac``: Java
 17 is all a user installs. The jars are kept in the cache folder by their
 coordinates, so a new launcher fetches only jars it has not seen; the
 launcher is built into a folder named after a hash of its sources and list,
-so a changed one is rebuilt and an unchanged one never is. Each data folder
-holds one node: its solr home (the ``neardup`` configset, copied from the
-package's ``solr_config/`` at every start, and the ``neardup`` core), its
-logs, and ``solr.json`` with the running node's pid and port.
+so a changed one is rebuilt and an unchanged one never is; its first
+start makes a class archive beside it (:func:`class_archive`) that later
+JVMs start from. Each data folder holds one node: its solr home (the
+``neardup`` configset, copied from the package's ``solr_config/`` at every
+start, and the ``neardup`` core), its logs, and ``solr.json`` with the
+running node's pid and port.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import warnings
 import zipfile
@@ -35,6 +38,7 @@ import requests
 import urllib3
 
 from ..errors import NeardupError
+from ..files import lock_exclusive
 from .solr import log_replaying
 
 CORE = "neardup"
@@ -474,11 +478,20 @@ def launch(
     ``data_dir/logs/console``; Solr's logs go beside it."""
     java = find_java()
     launcher = build_launcher(echo)
+    archive = class_archive(java, launcher, echo)
+    return _spawn(java, launcher, [f"-XX:SharedArchiveFile={archive}"] if archive else [], args, data_dir, console,
+                  heap=heap, exit_with=exit_with)
+
+
+def _spawn(java: str, launcher: Path, options: list[str], args: list[str], data_dir: Path, console: str, *,
+           heap: str, exit_with: int | None) -> subprocess.Popen:
+    """The launcher's JVM with ``options``, as :func:`launch` describes it."""
     logs = data_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     command = [
         java,
         f"-Xmx{heap}",
+        *options,
         f"-Dsolr.log.dir={logs}",
         "-cp",
         os.pathsep.join([str(launcher / "solr-launcher.jar"), str(launcher / "lib" / "*")]),
@@ -491,6 +504,68 @@ def launch(
         return subprocess.Popen(
             command, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+
+def class_archive(java: str, launcher: Path, echo: Callable[[str], None] = print) -> Path | None:
+    """The launcher's class archive for this ``java`` (Java's application
+    class data sharing), made if needed: a JVM that maps it loads the
+    classes Solr starts with from it, and starts in about half the time
+    (docs/cloud.md). Made once per launcher and Java, by starting Solr on
+    an empty home with ``-XX:ArchiveClassesAtExit`` and stopping it, which
+    costs one start of Solr; None where it cannot be made (a JVM without
+    the option, a cache folder that cannot be written), and that is
+    remembered, so a start tries once. A JVM given an archive it cannot
+    use (another Java at the same path) starts without it.
+    """
+    resolved = Path(java).resolve()
+    try:
+        stat = resolved.stat()
+        key = hashlib.sha256(f"{resolved}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+        archive = launcher / f"classes-{key}.jsa"
+        refused = launcher / f"classes-{key}.refused"
+        if archive.is_file() or refused.exists():
+            return archive if archive.is_file() else None
+        with open(launcher / "classes.lock", "a+b") as lock:
+            lock_exclusive(lock)  # one start makes it; another waits and uses it
+            if not archive.is_file() and not refused.exists():
+                echo("archiving the classes Solr starts with, once, so that its starts take half the time...")
+                if not _archive_classes(java, launcher, archive):
+                    refused.touch()
+    except OSError:
+        return None
+    return archive if archive.is_file() else None
+
+
+def _archive_classes(java: str, launcher: Path, archive: Path) -> bool:
+    """Start Solr on an empty home with ``-XX:ArchiveClassesAtExit``, wait
+    until its core answers, stop it (the JVM writes the archive as it
+    exits) and move the archive to ``archive``; whether it was made."""
+    work = Path(tempfile.mkdtemp(prefix=".classes-", dir=launcher))
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        made = work / "classes.jsa"
+        process = _spawn(java, launcher, [f"-XX:ArchiveClassesAtExit={made}"],
+                         ["--home", str(prepare_home(work)), "--port", str(port)], work, "archive.log", heap="1g",
+                         exit_with=os.getpid())
+        try:
+            wait_until(lambda: answers(local_url(port)), process, "Solr", work / "logs" / "archive.log", START_WAIT)
+        except NeardupError:
+            return False
+        finally:
+            process.terminate()
+            try:
+                process.wait(STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.returncode not in (0, -signal.SIGTERM, 128 + signal.SIGTERM) or not made.is_file():
+            return False
+        os.replace(made, archive)
+        return True
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def stop_process(pid: int, wait: float = STOP_WAIT) -> None:

@@ -175,3 +175,69 @@ def test_status_and_stop_find_a_node_by_its_port(tmp_path):
     done = run_cli("solr", "stop", "--port", str(port))
     assert one_line_error(done) == (f"neardup: error: no local Solr that `neardup solr start` started answers on port "
                                     f"{port} (hint: check the port, or name the node's folder with --data-dir)")
+
+
+def launcher_of_its_own(cache: Path) -> Path:
+    """The built launcher in a cache folder of the test's own (its jars linked), with no class archive yet."""
+    built = local_solr.build_launcher(lambda _: None)
+    launcher = cache / built.name
+    (launcher / "lib").mkdir(parents=True)
+    shutil.copyfile(built / "solr-launcher.jar", launcher / "solr-launcher.jar")
+    for jar in (built / "lib").iterdir():
+        os.link(jar, launcher / "lib" / jar.name)
+    return launcher
+
+
+def maps(pid: int, path: Path) -> bool:
+    """Whether the process has mapped the file at ``path`` into its memory."""
+    return str(path) in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_the_first_start_archives_solrs_classes_and_later_starts_map_them(tmp_path):
+    launcher = launcher_of_its_own(tmp_path / "cache")
+    env = {"NEARDUP_CACHE_DIR": str(tmp_path / "cache")}
+    port, data = str(free_port()), tmp_path / "node"
+    start = ("solr", "start", "--port", port, "--data-dir", str(data), "--exit-with", str(os.getpid()))
+    first = run_cli(*start, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "archiving the classes Solr starts with, once" in first.stderr
+    archive, = launcher.glob("classes-*.jsa")
+    # Nothing of the making is left beside it.
+    assert sorted(p.name for p in launcher.iterdir()) == sorted([archive.name, "classes.lock", "lib",
+                                                                 "solr-launcher.jar"])
+    try:
+        assert maps(json.loads((data / "solr.json").read_text())["pid"], archive)
+    finally:
+        assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
+    # An archive the JVM cannot use (this one is not an archive at all) is not made again, and Solr starts without.
+    archive.chmod(0o644)
+    archive.write_bytes(b"not a class archive\n" * 10_000)
+    again = run_cli(*start, env=env)
+    assert again.returncode == 0, again.stderr
+    try:
+        assert "archiving" not in again.stderr
+        assert local_solr.answers(f"http://127.0.0.1:{port}/solr/neardup")
+        assert not maps(json.loads((data / "solr.json").read_text())["pid"], archive)
+    finally:
+        assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
+
+
+def test_a_java_that_cannot_archive_classes_starts_solr_without_and_is_not_asked_again(tmp_path, monkeypatch):
+    launcher = launcher_of_its_own(tmp_path / "cache")
+    # Without Java's own class archive, a JVM cannot make one of an application's classes, and says so as it starts.
+    env = {"NEARDUP_CACHE_DIR": str(tmp_path / "cache"), "JDK_JAVA_OPTIONS": "-Xshare:off"}
+    port, data = str(free_port()), tmp_path / "node"
+    done = run_cli("solr", "start", "--port", port, "--data-dir", str(data), "--exit-with", str(os.getpid()), env=env)
+    assert done.returncode == 0, done.stderr
+    try:
+        assert "archiving the classes Solr starts with, once" in done.stderr
+        assert local_solr.answers(f"http://127.0.0.1:{port}/solr/neardup")
+        assert list(launcher.glob("classes-*.jsa")) == [] and len(list(launcher.glob("classes-*.refused"))) == 1
+        assert [p for p in launcher.iterdir() if p.name.startswith(".")] == []
+    finally:
+        assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
+    # Remembered: the next start does not try again (it would start and fail a JVM each time).
+    monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xshare:off")
+    told = []
+    assert local_solr.class_archive(local_solr.find_java(), launcher, told.append) is None
+    assert told == []
