@@ -14,7 +14,7 @@ from conftest import ROOT, run_cli
 from neardup_solr.match.model import fit, histogram
 from neardup_solr.match.summary import Estimates, ReportSummary
 
-SETS = {"records-heavy": 1500, "people": 1000, "documents": 150}
+SETS = {"records-heavy": 600, "people": 400, "documents": 60}
 
 
 def table(text):
