@@ -257,7 +257,7 @@ def test_a_failed_append_says_what_may_stay_and_a_rerun_converges_across_a_resta
     lines = records_file.read_text().splitlines(keepends=True)
     first, more = tmp_path / "first.txt", tmp_path / "more.txt"
     first.write_text("".join(lines[:1000]))
-    more.write_text("".join(lines[1000:]))
+    more.write_text("".join(lines[1000:8000]))  # batches of 1,000: four taken, three refused
     data_dir = tmp_path / "node"
     node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
     try:
@@ -274,7 +274,7 @@ def test_a_failed_append_says_what_may_stay_and_a_rerun_converges_across_a_resta
         assert Solr(node.url).count() == 1000  # nothing of it committed
         local_solr.stop(data_dir)
         node = local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
-        assert 1000 <= Solr(node.url).count() <= len(lines)  # some may stay, as it said
+        assert 1000 <= Solr(node.url).count() <= 8000  # some may stay, as it said
         again = run_cli("index", "--append", str(more), "--no-pairs", "--solr-url", node.url, "-q")
         assert again.returncode == 0, again.stderr
         # As after one clean append, whatever stayed.

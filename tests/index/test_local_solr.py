@@ -193,7 +193,7 @@ def maps(pid: int, path: Path) -> bool:
     return str(path) in Path(f"/proc/{pid}/maps").read_text()
 
 
-def test_the_first_start_archives_solrs_classes_and_later_starts_map_them(tmp_path):
+def test_the_first_start_archives_solrs_classes_and_later_starts_map_them(tmp_path, monkeypatch):
     launcher = launcher_of_its_own(tmp_path / "cache")
     env = {"NEARDUP_CACHE_DIR": str(tmp_path / "cache")}
     port, data = str(free_port()), tmp_path / "node"
@@ -209,35 +209,29 @@ def test_the_first_start_archives_solrs_classes_and_later_starts_map_them(tmp_pa
         assert maps(json.loads((data / "solr.json").read_text())["pid"], archive)
     finally:
         assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
-    # An archive the JVM cannot use (this one is not an archive at all) is not made again, and Solr starts without.
+    # An archive the JVM cannot use (this one is not an archive at all) is not made again, and the JVM runs
+    # without it: here the launcher, asked for nothing it knows, says how to use it.
     archive.chmod(0o644)
     archive.write_bytes(b"not a class archive\n" * 10_000)
-    again = run_cli(*start, env=env)
-    assert again.returncode == 0, again.stderr
-    try:
-        assert "archiving" not in again.stderr
-        assert local_solr.answers(f"http://127.0.0.1:{port}/solr/neardup")
-        assert not maps(json.loads((data / "solr.json").read_text())["pid"], archive)
-    finally:
-        assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
+    told = []
+    with monkeypatch.context() as patched:
+        patched.setenv("NEARDUP_CACHE_DIR", str(tmp_path / "cache"))
+        run = local_solr.launch(["--nothing", "asked"], tmp_path / "other", "console.log", heap="256m",
+                                exit_with=None, echo=told.append)
+    assert run.wait(timeout=120) == 2 and told == []
+    assert "usage: SolrLauncher" in (tmp_path / "other" / "logs" / "console.log").read_text()
+    assert f"-XX:SharedArchiveFile={archive}" in run.args
 
 
-def test_a_java_that_cannot_archive_classes_starts_solr_without_and_is_not_asked_again(tmp_path, monkeypatch):
+def test_a_java_that_cannot_archive_classes_is_asked_once(tmp_path, monkeypatch):
     launcher = launcher_of_its_own(tmp_path / "cache")
     # Without Java's own class archive, a JVM cannot make one of an application's classes, and says so as it starts.
-    env = {"NEARDUP_CACHE_DIR": str(tmp_path / "cache"), "JDK_JAVA_OPTIONS": "-Xshare:off"}
-    port, data = str(free_port()), tmp_path / "node"
-    done = run_cli("solr", "start", "--port", port, "--data-dir", str(data), "--exit-with", str(os.getpid()), env=env)
-    assert done.returncode == 0, done.stderr
-    try:
-        assert "archiving the classes Solr starts with, once" in done.stderr
-        assert local_solr.answers(f"http://127.0.0.1:{port}/solr/neardup")
-        assert list(launcher.glob("classes-*.jsa")) == [] and len(list(launcher.glob("classes-*.refused"))) == 1
-        assert [p for p in launcher.iterdir() if p.name.startswith(".")] == []
-    finally:
-        assert run_cli("solr", "stop", "--data-dir", str(data)).returncode == 0
-    # Remembered: the next start does not try again (it would start and fail a JVM each time).
     monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xshare:off")
-    told = []
-    assert local_solr.class_archive(local_solr.find_java(), launcher, told.append) is None
-    assert told == []
+    java, told = local_solr.find_java(), []
+    assert local_solr.class_archive(java, launcher, told.append) is None
+    assert told == ["archiving the classes Solr starts with, once, so that its starts take half the time..."]
+    assert list(launcher.glob("classes-*.jsa")) == [] and len(list(launcher.glob("classes-*.refused"))) == 1
+    assert [p for p in launcher.iterdir() if p.name.startswith(".")] == []  # nothing of the attempt is left
+    # Remembered: the next start does not try again (it would start and fail a JVM each time).
+    assert local_solr.class_archive(java, launcher, told.append) is None
+    assert len(told) == 1
