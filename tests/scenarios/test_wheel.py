@@ -51,9 +51,12 @@ def test_the_wheel_installed_alone_starts_solr_indexes_reports_and_queries(tmp_p
     # A fresh environment of its own (the core install: no extras), in a folder without the checkout.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    venv.create(elsewhere / "venv", with_pip=True)
+    # Installed by this pip (`--python`, pip 22.3 or newer, as Python 3.11 has), which saves the fresh
+    # environment a pip of its own: what the wheel brings is the same.
+    venv.create(elsewhere / "venv", with_pip=False)
     bin_dir = elsewhere / "venv" / ("Scripts" if os.name == "nt" else "bin")
-    run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel, cwd=elsewhere)
+    run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet",
+        "--disable-pip-version-check", wheel, cwd=elsewhere)
     env = child_env({"PYTHONPATH": None, "VIRTUAL_ENV": None})
     where = run(bin_dir / "python", "-c", "import neardup_solr; print(neardup_solr.__file__)", cwd=elsewhere, env=env)
     assert Path(where.stdout.strip()).is_relative_to(elsewhere / "venv")
