@@ -13,6 +13,7 @@ import json
 import locale
 import os
 import re
+import resource
 import selectors
 import signal
 import shutil
@@ -78,22 +79,44 @@ def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
 
 
 def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
+            cwd: Path | None = None, stdout: int | None = None,
+            file_size_limit: int | None = None) -> subprocess.CompletedProcess:
     """The command line as users run it, in a child process: forked from
     a warm interpreter (tests/warm_cli.py) that has imported the package,
     which saves a second or more a command; in a new interpreter when the
     command's environment changes what the interpreter reads as it starts,
     when another thread's command holds the warm one, or when
-    NEARDUP_TEST_COLD is set (to check that both ways agree)."""
+    NEARDUP_TEST_COLD is set (to check that both ways agree). Its standard
+    output is captured, or goes to the file descriptor ``stdout``; with
+    ``file_size_limit`` the files it writes may not grow past that many
+    bytes (RLIMIT_FSIZE, as a full disk stops writes)."""
     command, merged = [sys.executable, "-m", "neardup_solr", *args], child_env(env)
     warm = _warm_cli(merged)
     if warm is not None:
         try:
-            return warm.run(command, merged, input, cwd, timeout=COMMAND_TIMEOUT)
+            return warm.run(command, merged, input, cwd, stdout, file_size_limit, timeout=COMMAND_TIMEOUT)
         finally:
             warm.lock.release()
-    return subprocess.run(command, capture_output=True, text=True, env=merged, input=input, timeout=COMMAND_TIMEOUT,
-                          cwd=cwd)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, resource.RLIM_INFINITY))
+
+    return subprocess.run(command, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE,
+                          text=True, env=merged, input=input, timeout=COMMAND_TIMEOUT, cwd=cwd,
+                          preexec_fn=None if file_size_limit is None else limit)
+
+
+def start_cli(*args: str) -> Started:
+    """The command line left to run (a service), in a child process: forked
+    from the warm interpreter, or a new interpreter as :func:`run_cli` says."""
+    command, env = [sys.executable, "-m", "neardup_solr", *args], child_env()
+    warm = _warm_cli(env)
+    if warm is not None:
+        try:
+            return warm.start(command, env)
+        finally:
+            warm.lock.release()
+    return Started(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))
 
 
 COMMAND_TIMEOUT = 600  # seconds a command of run_cli may take
@@ -135,28 +158,49 @@ class WarmCli:
             raise AssertionError(f"the warm command line did not start (exit {self.process.wait()})")
         atexit.register(self.close)
 
+    def _fork(self, command: list[str], env: dict[str, str], cwd: Path | None, given: list[int],
+              file_size_limit: int | None, left_to_run: bool) -> int:
+        """The pid of ``command`` forked with the file descriptors ``given``
+        (its standard output, error and, if given, input), which are closed here."""
+        request = {"args": command[3:], "env": env, "cwd": str(cwd or os.getcwd()), "stdin": len(given) == 3,
+                   "file_size_limit": file_size_limit, "left_to_run": left_to_run}
+        try:
+            socket.send_fds(self.channel, [json.dumps(request).encode()], given)
+        finally:
+            for fd in given:
+                os.close(fd)
+        self.channel.settimeout(60)
+        return int(self.channel.recv(32))
+
+    def start(self, command: list[str], env: dict[str, str]) -> Started:
+        """``command`` forked from the warm interpreter and left to run, its output piped here."""
+        out, err = os.pipe(), os.pipe()
+        try:
+            pid = self._fork(command, env, None, [out[1], err[1]], None, left_to_run=True)
+        except BaseException:
+            self.broken = True
+            self.close()
+            for fd in (out[0], err[0]):
+                os.close(fd)
+            raise
+        return Started(Forked(pid, out[0], err[0]))
+
     def run(self, command: list[str], env: dict[str, str], input: str | None, cwd: Path | None,
-            timeout: float) -> subprocess.CompletedProcess:
+            stdout: int | None, file_size_limit: int | None, timeout: float) -> subprocess.CompletedProcess:
         """``command`` (``python -m neardup_solr ARGS``) as subprocess.run runs it, forked from the warm interpreter."""
         deadline = time.monotonic() + timeout
-        out, err = os.pipe(), os.pipe()
+        out, err = os.pipe() if stdout is None else (None, os.dup(stdout)), os.pipe()
         given = [out[1], err[1]]
         feed = None
         if input is not None:
             feed = os.pipe()
             given.append(feed[0])
-        request = {"args": command[3:], "env": env, "cwd": str(cwd or os.getcwd()), "stdin": input is not None}
         pid = None
         try:
-            try:
-                socket.send_fds(self.channel, [json.dumps(request).encode()], given)
-            finally:
-                for fd in given:
-                    os.close(fd)
-            pid = int(self.channel.recv(32))
+            pid = self._fork(command, env, cwd, given, file_size_limit, left_to_run=False)
             data = input.encode(locale.getpreferredencoding(False)) if input is not None else b""
-            stdout, stderr = _communicate(out[0], err[0], feed and feed[1], data, deadline,
-                                          subprocess.TimeoutExpired(command, timeout))
+            printed, told = _communicate(out[0], err[0], feed and feed[1], data, deadline,
+                                         subprocess.TimeoutExpired(command, timeout))
             self.channel.settimeout(max(1.0, deadline - time.monotonic()))
             code = int(self.channel.recv(32))
         except BaseException:
@@ -170,9 +214,10 @@ class WarmCli:
             raise
         finally:
             for fd in (out[0], err[0], *(feed or ())):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        return subprocess.CompletedProcess(command, code, _text(stdout), _text(stderr))
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        return subprocess.CompletedProcess(command, code, _text(printed) if out[0] is not None else None, _text(told))
 
     def close(self) -> None:
         self.channel.close()
@@ -182,11 +227,12 @@ class WarmCli:
             self.process.kill()
 
 
-def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: float,
+def _communicate(out: int | None, err: int, feed: int | None, data: bytes, deadline: float,
                  late: subprocess.TimeoutExpired) -> tuple[bytes, bytes]:
     """What subprocess's communicate does, on pipes of a process that is not
-    ours; ``late`` is raised, with what was read, if ``deadline`` passes."""
-    read = {out: [], err: []}
+    ours (``out`` None: its standard output is not piped here); ``late`` is
+    raised, with what was read, if ``deadline`` passes."""
+    read = {fd: [] for fd in (out, err) if fd is not None}
     selector = selectors.DefaultSelector()
     for fd in read:
         selector.register(fd, selectors.EVENT_READ)
@@ -201,7 +247,7 @@ def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: fl
         while selector.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                late.output, late.stderr = b"".join(read[out]), b"".join(read[err])
+                late.output, late.stderr = b"".join(read.get(out, ())), b"".join(read[err])
                 raise late
             for key, _ in selector.select(left):
                 if key.fd == feed:
@@ -218,7 +264,65 @@ def _communicate(out: int, err: int, feed: int | None, data: bytes, deadline: fl
                     read[key.fd].append(chunk)
                 else:
                     selector.unregister(key.fd)
-    return b"".join(read[out]), b"".join(read[err])
+    return b"".join(read.get(out, ())), b"".join(read[err])
+
+
+class Forked:
+    """A command the warm interpreter forked and left to run: its pid and
+    the read ends of its standard output and error."""
+
+    def __init__(self, pid: int, out: int, err: int):
+        self.pid, self.out, self.err = pid, out, err
+
+    def ended(self) -> bool:
+        """Whether it has ended (gone, or a zombie its parent has not reaped yet)."""
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return True
+        return stat[stat.rindex(")") + 2] in "ZX"
+
+    def send_signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, sig)
+
+    def output(self, timeout: float) -> bytes:
+        """Its standard error once it has ended (both its outputs read to their end)."""
+        err = _communicate(self.out, self.err, None, b"", time.monotonic() + timeout,
+                           subprocess.TimeoutExpired(str(self.pid), timeout))[1]
+        os.close(self.out)
+        os.close(self.err)
+        return err
+
+
+class Started:
+    """A command left to run, forked (:class:`Forked`) or a Popen of its own."""
+
+    def __init__(self, process: Forked | subprocess.Popen):
+        self.process = process
+        self.told: str | None = None  # its standard error, once stopped
+
+    def ended(self) -> bool:
+        if isinstance(self.process, Forked):
+            return self.process.ended()
+        return self.process.poll() is not None
+
+    def stop(self, timeout: float = 30) -> str:
+        """Its standard error, once SIGTERM has ended it (SIGKILL after ``timeout`` seconds)."""
+        if self.told is None:
+            self.told = self._stopped(timeout)
+        return self.told
+
+    def _stopped(self, timeout: float) -> str:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            err = self.process.output(timeout) if isinstance(self.process, Forked) \
+                else self.process.communicate(timeout=timeout)[1]
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGKILL)
+            err = self.process.output(timeout) if isinstance(self.process, Forked) \
+                else self.process.communicate()[1]
+        return _text(err)
 
 
 def _text(data: bytes) -> str:
@@ -232,13 +336,11 @@ class Service:
     def __init__(self, *args: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen([sys.executable, "-m", "neardup_solr", "serve", "--port", str(self.port),
-                                         "--log-level", "warning", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        self.process = start_cli("serve", "--port", str(self.port), "--log-level", "warning", *args)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the service ended: {self.process.stderr.read()}")
+            if self.process.ended():
+                raise AssertionError(f"the service ended: {self.process.stop()}")
             try:
                 requests.get(f"{self.url}/openapi.json", timeout=5)
                 return
@@ -256,13 +358,7 @@ class Service:
         return requests.delete(self.url + path, timeout=60, **kwargs)
 
     def stop(self) -> str:
-        self.process.terminate()
-        try:
-            _, err = self.process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, err = self.process.communicate()
-        return err
+        return self.process.stop()
 
 
 @pytest.fixture

@@ -2,10 +2,11 @@
 
 Run as a script by the suite, once: it imports the package, then for each
 request on the socket it is handed (a command's arguments, environment,
-folder, and the pipes for its standard input, output and error) forks a
-child that runs the command as ``python -m neardup_solr`` runs it, and
-answers with the child's pid and then its exit status. Each command is
-still a process of its own, started from a process that has run nothing,
+folder, a limit on the size of the files it writes, and the pipes for its
+standard input, output and error) forks a child that runs the command as
+``python -m neardup_solr`` runs it, and answers with the child's pid and
+then, unless the command is left to run (a service), its exit status.
+Each command is still a process of its own, started from a process that has run nothing,
 so no command sees what another left behind; what is saved is starting
 Python and importing the package, a second or more per command, several
 hundred times a run.
@@ -19,6 +20,7 @@ import io
 import json
 import os
 import pkgutil
+import resource
 import socket
 import sys
 import threading
@@ -27,10 +29,9 @@ import traceback
 import neardup_solr
 from neardup_solr.cli import main
 
-# The whole package but the service (which only `serve` uses, and the
-# suite starts `serve` as a process of its own): what commands import.
+# The whole package (the service's modules too, for `serve`): what commands import.
 for module in pkgutil.walk_packages(neardup_solr.__path__, "neardup_solr."):
-    if not module.name.startswith(("neardup_solr.service", "neardup_solr.__main__")):
+    if module.name != "neardup_solr.__main__":
         importlib.import_module(module.name)
 
 
@@ -63,6 +64,8 @@ def _child(channel: socket.socket, request: dict, fds: list[int]) -> None:
     for fd, target in zip(fds, targets):
         os.dup2(fd, target)
         os.close(fd)
+    if request["file_size_limit"] is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_size_limit"], resource.RLIM_INFINITY))
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -92,8 +95,10 @@ def _child(channel: socket.socket, request: dict, fds: list[int]) -> None:
 
 def serve(channel: socket.socket) -> None:
     channel.sendall(b"ready")
+    running = set()  # children left to run, reaped once they have ended
     while True:
         message, fds, _, _ = socket.recv_fds(channel, 1 << 20, 3)
+        running -= {pid for pid in running if os.waitpid(pid, os.WNOHANG)[0]}
         if not message:
             return
         request = json.loads(message)
@@ -108,6 +113,9 @@ def serve(channel: socket.socket) -> None:
         for fd in fds:
             os.close(fd)
         channel.sendall(f"{pid}".encode())
+        if request["left_to_run"]:
+            running.add(pid)
+            continue
         _, status = os.waitpid(pid, 0)
         channel.sendall(f"{os.waitstatus_to_exitcode(status)}".encode())
 

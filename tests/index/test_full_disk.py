@@ -11,33 +11,26 @@ with EFBIG, as a full disk stops them with ENOSPC."""
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import child_env, run_cli, write_records
+from conftest import run_cli, write_records
 
 LIMIT = 2048  # bytes a file may grow to: less than every output below
 STREETS = ["Ventura Blvd.", "Stone Canyon Rd.", "N. Alameda St.", "Horn Ave.", "Robertson Blvd."]
 
 
-def limited(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+def limited(*args: str) -> subprocess.CompletedProcess:
     """The command line with files limited to LIMIT bytes."""
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, resource.RLIM_INFINITY))
-
-    return subprocess.run([sys.executable, "-m", "neardup_solr", *args], stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, env=child_env(), timeout=600, preexec_fn=limit)
+    return run_cli(*args, file_size_limit=LIMIT)
 
 
 def to_full_disk(*args: str) -> subprocess.CompletedProcess:
     """The command line with standard output on a device that is always full."""
     with open("/dev/full", "w") as full:
-        return subprocess.run([sys.executable, "-m", "neardup_solr", *args], stdout=full, stderr=subprocess.PIPE,
-                              text=True, env=child_env(), timeout=600)
+        return run_cli(*args, stdout=full.fileno())
 
 
 def records(path, start: int = 0, count: int = 300):
