@@ -27,6 +27,8 @@ pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 # Enough for indexing to take seconds, so the run is stopped half way, not after the end.
 NEW_RECORDS = 20_000
+# Seconds a test waits for half of its records to reach Solr (a few, on a quiet machine).
+HALF_WAY_WAIT = 300
 # What standard input cut short holds, whole.
 CUT_SHORT = 2000
 
@@ -74,8 +76,10 @@ def half_way(url: str, node_urls: list[str], records, name: str):
     """``index`` of ``records`` started, returned once half of them reached Solr."""
     before = adds_by_core(node_urls, name)
     run = cli_process("index", str(records), "--solr-url", url, "--quiet")
+    deadline = time.monotonic() + HALF_WAY_WAIT
     while adds_since(before, node_urls, name) < NEW_RECORDS // 2:
         assert run.poll() is None, "indexing ended before it could be stopped half way"
+        assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
         time.sleep(0.02)
     return run
 
@@ -269,8 +273,10 @@ def held_open_replacement(core, lines: list[str]) -> subprocess.Popen:
         before = adds_by_core([core.base_url], core.name)
         run.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
         run.stdin.flush()
+        deadline = time.monotonic() + HALF_WAY_WAIT
         while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:
             assert run.poll() is None, run.stderr.read()
+            assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
             time.sleep(0.05)
     except BaseException:
         run.kill()
