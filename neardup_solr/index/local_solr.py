@@ -509,8 +509,8 @@ def _spawn(java: str, launcher: Path, options: list[str], args: list[str], data_
 def class_archive(java: str, launcher: Path, echo: Callable[[str], None] = print) -> Path | None:
     """The launcher's class archive for this ``java`` (Java's application
     class data sharing), made if needed: a JVM that maps it loads the
-    classes Solr starts with from it, and starts in about half the time
-    (docs/cloud.md). Made once per launcher and Java, by starting Solr on
+    classes Solr starts with from it, and starts sooner (docs/cloud.md has
+    the figures). Made once per launcher and Java, by starting Solr on
     an empty home with ``-XX:ArchiveClassesAtExit`` and stopping it, which
     costs one start of Solr; None where it cannot be made (a JVM without
     the option, a cache folder that cannot be written), and that is
@@ -528,7 +528,7 @@ def class_archive(java: str, launcher: Path, echo: Callable[[str], None] = print
         with open(launcher / "classes.lock", "a+b") as lock:
             lock_exclusive(lock)  # one start makes it; another waits and uses it
             if not archive.is_file() and not refused.exists():
-                echo("archiving the classes Solr starts with, once, so that its starts take half the time...")
+                echo("archiving the classes Solr starts with, once, so that it starts sooner...")
                 if not _archive_classes(java, launcher, archive):
                     refused.touch()
     except OSError:

@@ -229,7 +229,7 @@ def test_a_java_that_cannot_archive_classes_is_asked_once(tmp_path, monkeypatch)
     monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xshare:off")
     java, told = local_solr.find_java(), []
     assert local_solr.class_archive(java, launcher, told.append) is None
-    assert told == ["archiving the classes Solr starts with, once, so that its starts take half the time..."]
+    assert told == ["archiving the classes Solr starts with, once, so that it starts sooner..."]
     assert list(launcher.glob("classes-*.jsa")) == [] and len(list(launcher.glob("classes-*.refused"))) == 1
     assert [p for p in launcher.iterdir() if p.name.startswith(".")] == []  # nothing of the attempt is left
     # Remembered: the next start does not try again (it would start and fail a JVM each time).
