@@ -475,19 +475,10 @@ def browser():
 def pytest_collection_modifyitems(items) -> None:
     """Mark every test that needs the Solr the suite starts (it asks for
     ``solr_node``, itself or through a core) as ``solr``; tests that start
-    a Solr of their own are marked in their module, and their files run
-    first: they are the longest, and two workers given them last would
-    end with one finishing a long file alone."""
+    a Solr of their own are marked in their module."""
     for item in items:
         if "solr_node" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.solr)
-    items.sort(key=lambda item: not _starts_its_own_solr(item))
-
-
-def _starts_its_own_solr(item) -> bool:
-    """Whether the test's module is marked ``solr`` as a whole (it starts a Solr of its own)."""
-    marks = getattr(getattr(item, "module", None), "pytestmark", [])
-    return any(mark.name == "solr" for mark in (marks if isinstance(marks, list) else [marks]))
 
 
 # Helpers that tests in several folders use.
