@@ -59,10 +59,11 @@ from neardup_solr.errors import NeardupError
 from neardup_solr.results.evaluate import read_gold
 from neardup_solr.records.readers import RecordReader
 from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.index.local_solr import free_port
 from neardup_solr.index.solr import Solr
 
 from .cpu import PROC, cpu_seconds
-from .results import add_section, free_port, machine
+from .results import add_section, machine
 
 HERE = Path(__file__).resolve().parent
 MODES = ("in-process", "http")

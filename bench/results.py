@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 from importlib.metadata import version
 from pathlib import Path
 
@@ -46,8 +45,3 @@ def machine(solr: Solr | None = None,
         found.update({"solr": info["lucene"]["solr-spec-version"], "java": info["jvm"]["version"]})
     return {**found, "os": platform.platform()}
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

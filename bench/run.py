@@ -68,7 +68,7 @@ from .generate import generate
 from .peer import lsh_shingles
 from .recall import sentences as recall_sentences
 from .recall import where_recall_goes
-from .results import add_section, free_port, machine
+from .results import add_section, machine
 
 HERE = Path(__file__).resolve().parent
 PERMUTATIONS = 128
@@ -184,7 +184,7 @@ def bench_node(url: str | None, home: Path | None = None):
         yield Node(url, None, home)
         return
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as folder:
-        node = local_solr.start(Path(folder), free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
+        node = local_solr.start(Path(folder), local_solr.free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
         try:
             yield Node(node.url, node.pid, Path(folder) / "home")
         finally:

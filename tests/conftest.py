@@ -51,10 +51,7 @@ CHROMIUM_FLAGS = [
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+free_port = local_solr.free_port
 
 
 # Settings a caller's environment may hold that would change what a command
@@ -286,13 +283,13 @@ class Forked:
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, sig)
 
-    def output(self, timeout: float) -> bytes:
-        """Its standard error once it has ended (both its outputs read to their end)."""
-        err = _communicate(self.out, self.err, None, b"", time.monotonic() + timeout,
-                           subprocess.TimeoutExpired(str(self.pid), timeout))[1]
+    def communicate(self, timeout: float) -> tuple[bytes, bytes]:
+        """Its standard output and error once it has ended, as Popen's communicate."""
+        done = _communicate(self.out, self.err, None, b"", time.monotonic() + timeout,
+                            subprocess.TimeoutExpired(str(self.pid), timeout))
         os.close(self.out)
         os.close(self.err)
-        return err
+        return done
 
 
 class Started:
@@ -316,12 +313,10 @@ class Started:
     def _stopped(self, timeout: float) -> str:
         self.process.send_signal(signal.SIGTERM)
         try:
-            err = self.process.output(timeout) if isinstance(self.process, Forked) \
-                else self.process.communicate(timeout=timeout)[1]
+            _, err = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.send_signal(signal.SIGKILL)
-            err = self.process.output(timeout) if isinstance(self.process, Forked) \
-                else self.process.communicate()[1]
+            _, err = self.process.communicate(timeout=timeout)
         return _text(err)
 
 

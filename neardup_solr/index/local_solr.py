@@ -394,6 +394,13 @@ def replaying(url: str) -> bool:
         return False
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now (the system's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.settimeout(1)
@@ -542,9 +549,7 @@ def _archive_classes(java: str, launcher: Path, archive: Path) -> bool:
     exits) and move the archive to ``archive``; whether it was made."""
     work = Path(tempfile.mkdtemp(prefix=".classes-", dir=launcher))
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = free_port()
         made = work / "classes.jsa"
         process = _spawn(java, launcher, [f"-XX:ArchiveClassesAtExit={made}"],
                          ["--home", str(prepare_home(work)), "--port", str(port)], work, "archive.log", heap="1g",
