@@ -208,13 +208,18 @@ class _Loading:
 def test_ctrl_c_while_a_compiled_function_loads_is_raised_once_it_has_loaded():
     from neardup_solr.compiled import chosen
 
-    loading = _Loading()
-    with pytest.raises(KeyboardInterrupt):
-        chosen(loading)(21)
-    assert loading.finished  # the interrupt waited for the load, and was not lost
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    loading.overloads = {"(int64,)": object()}  # loaded: called as it is, nothing held
-    assert chosen(loading) is loading
+    # Ctrl-C's default action, as a terminal starts Python (the suite may run where SIGINT is ignored).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        loading = _Loading()
+        with pytest.raises(KeyboardInterrupt):
+            chosen(loading)(21)
+        assert loading.finished  # the interrupt waited for the load, and was not lost
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        loading.overloads = {"(int64,)": object()}  # loaded: called as it is, nothing held
+        assert chosen(loading) is loading
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _loaded(pid: int, library: str) -> bool:
