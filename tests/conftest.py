@@ -507,6 +507,12 @@ def results_table(heading: str) -> dict[str, str]:
     return figures
 
 
+# Seconds between a waiting test's looks at Solr's metrics (how far a command
+# has got): a look costs Solr and the test about 13 ms of CPU, which looks
+# every 20 ms took from the command being waited for.
+POLL = 0.1
+
+
 def metric(url: str, prefix: str) -> int:
     """A counter of the core at ``url`` and of the cores a replacement builds
     for it (``name__...``), from Solr's own metrics. (Not the mbeans

@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT, child_env, documented, free_port, one_line_error, run_cli
+from conftest import POLL, ROOT, child_env, documented, free_port, one_line_error, run_cli
 from test_local_solr import java_processes_of, listening_addresses
 from test_replace import (indexed, interrupted_half_way, killed_half_way, new_records, only_bad_json_lines, served,
                           wrong_id_column)
@@ -170,7 +170,7 @@ def test_stopping_a_node_during_a_report_is_a_clear_error_and_leaves_no_output(c
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
     while select_requests(state) < before + 200:
         assert report.poll() is None, "the report ended before a node could be stopped"
-        time.sleep(0.05)
+        time.sleep(POLL)
     stopped = run_cli("solr", "stop", "--node", "2", "--data-dir", str(data))
     assert stopped.returncode == 0, stopped.stderr
     _, stderr = report.communicate(timeout=300)

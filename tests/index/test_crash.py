@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from conftest import adds_so_far, child_env, free_port, metric, run_cli, tlog_state
+from conftest import POLL, adds_so_far, child_env, free_port, metric, run_cli, tlog_state
 
 from neardup_solr.index import local_solr
 from neardup_solr.index.solr import Solr
@@ -57,7 +57,7 @@ def kill_solr(data_dir):
 
 
 def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path, records_file, core):
-    # Killed after two of the eight batches of 1,000: it is polled every 20 ms, far less than six batches take.
+    # Killed after two of the eight batches of 1,000: it is polled every POLL seconds, far less than six batches take.
     records_file.write_text("".join(records_file.read_text().splitlines(keepends=True)[:8000]))
     data_dir = tmp_path / "node"
     node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
@@ -65,7 +65,7 @@ def test_killing_solr_while_indexing_then_rerunning_gives_a_clean_index(tmp_path
         run = cli_process("index", str(records_file), "--solr-url", node.url, "--retries", "1")
         while adds_so_far(node.url) < 2000:
             assert run.poll() is None, "indexing ended before Solr could be killed"
-            time.sleep(0.02)
+            time.sleep(POLL)
         kill_solr(data_dir)
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 3
@@ -98,7 +98,7 @@ def test_indexing_a_solr_started_by_someone_else_waits_for_its_log_replay(tmp_pa
         run = cli_process("index", str(records_file), "--solr-url", node.url, "--retries", "1")
         while adds_so_far(node.url) < RECORDS * 3 // 4:
             assert run.poll() is None, "indexing ended before Solr could be killed"
-            time.sleep(0.02)
+            time.sleep(POLL)
         kill_solr(data_dir)
         run.communicate(timeout=120)
         assert run.returncode == 3
@@ -158,7 +158,7 @@ def test_an_interrupted_index_exits_130_with_one_line(core, records_file):
     run = cli_process("index", str(records_file), "--solr-url", core.url)
     while adds_so_far(core.url) < RECORDS // 10:
         assert run.poll() is None, "indexing ended before it could be interrupted"
-        time.sleep(0.02)
+        time.sleep(POLL)
     stderr = interrupted(run)
     assert run.returncode == 130
     assert stderr.strip().splitlines()[-1] == "neardup: interrupted" and "Traceback" not in stderr

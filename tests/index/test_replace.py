@@ -15,7 +15,7 @@ import time
 import pytest
 import requests
 
-from conftest import _homes, child_env, free_port, run_cli, write_records
+from conftest import POLL, _homes, child_env, free_port, run_cli, write_records
 from test_crash import cli_process, interrupted
 from test_security import PASSWORD, USER, security_json
 
@@ -80,7 +80,7 @@ def half_way(url: str, node_urls: list[str], records, name: str):
     while adds_since(before, node_urls, name) < NEW_RECORDS // 2:
         assert run.poll() is None, "indexing ended before it could be stopped half way"
         assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
-        time.sleep(0.02)
+        time.sleep(POLL)
     return run
 
 
@@ -277,7 +277,7 @@ def held_open_replacement(core, lines: list[str]) -> subprocess.Popen:
         while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:
             assert run.poll() is None, run.stderr.read()
             assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
-            time.sleep(0.05)
+            time.sleep(POLL)
     except BaseException:
         run.kill()
         raise

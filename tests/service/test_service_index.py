@@ -15,7 +15,7 @@ import time
 
 import requests
 
-from conftest import adds_so_far, child_env, run_cli, write_records
+from conftest import POLL, adds_so_far, child_env, run_cli, write_records
 
 from neardup_solr.index.solr import Solr
 
@@ -113,7 +113,7 @@ def test_writes_while_the_index_is_replaced_are_refused_and_none_acknowledged_is
         replacing.stdin.flush()
         while adds_so_far(core.url) < before + len(lines) // 2:  # half of them in its new core
             assert replacing.poll() is None, replacing.stderr.read()
-            time.sleep(0.05)
+            time.sleep(POLL)
         # The replacement is under way: from now on, what the service acknowledges must outlive it.
         for thread in threads:
             thread.start()
