@@ -51,12 +51,17 @@ def test_the_wheel_installed_alone_starts_solr_indexes_reports_and_queries(tmp_p
     # A fresh environment of its own (the core install: no extras), in a folder without the checkout.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # Installed by this pip (`--python`, pip 22.3 or newer, as Python 3.11 has), which saves the fresh
-    # environment a pip of its own: what the wheel brings is the same.
+    # Installed from here, by the uv scripts/setup installed with (the test 37 s against 53 s with pip) or,
+    # without it, by this pip (`--python`, pip 22.3 or newer, as Python 3.11 has), which saves the fresh
+    # environment an installer of its own: what the wheel brings is the same.
     venv.create(elsewhere / "venv", with_pip=False)
     bin_dir = elsewhere / "venv" / ("Scripts" if os.name == "nt" else "bin")
-    run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet",
-        "--disable-pip-version-check", wheel, cwd=elsewhere)
+    uv = Path(sys.executable).with_name("uv")
+    if uv.exists():
+        run(uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", bin_dir / "python", wheel, cwd=elsewhere)
+    else:
+        run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet",
+            "--disable-pip-version-check", wheel, cwd=elsewhere)
     env = child_env({"PYTHONPATH": None, "VIRTUAL_ENV": None})
     where = run(bin_dir / "python", "-c", "import neardup_solr; print(neardup_solr.__file__)", cwd=elsewhere, env=env)
     assert Path(where.stdout.strip()).is_relative_to(elsewhere / "venv")
