@@ -467,29 +467,13 @@ def browser():
         browser.close()
 
 
-# The longest files, longest first (each one to three minutes of a worker on
-# two cores): scripts/test hands files to its workers in the suite's order
-# (`--no-loadscope-reorder`), and these go first, so that the workers end
-# together on short files instead of one finishing a long file alone (by
-# pytest-xdist's own order, most tests first, one worker ran the wheel's one
-# test for the last 45 s while the others had nothing left).
-LONG_FILES = ("index/test_cloud.py", "index/test_crash.py", "benchmarks/test_bench_smoke.py", "index/test_replace.py",
-              "scenarios/test_own_data.py", "index/test_full_disk.py", "index/test_local_solr.py",
-              "index/test_retries.py", "scenarios/test_field_records.py", "service/test_service.py",
-              "index/test_security.py", "scenarios/test_everyday.py", "benchmarks/test_bench_quality.py",
-              "records/test_tables.py", "scenarios/test_wheel.py", "scenarios/test_restaurants.py")
-
-
 def pytest_collection_modifyitems(items) -> None:
     """Mark every test that needs the Solr the suite starts (it asks for
     ``solr_node``, itself or through a core) as ``solr``; tests that start
-    a Solr of their own are marked in their module. The longest files come
-    first (LONG_FILES)."""
+    a Solr of their own are marked in their module."""
     for item in items:
         if "solr_node" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.solr)
-    rank = {name: place for place, name in enumerate(LONG_FILES)}
-    items.sort(key=lambda item: rank.get(Path(item.path).relative_to(ROOT / "tests").as_posix(), len(rank)))
 
 
 # Helpers that tests in several folders use.
