@@ -52,14 +52,15 @@ def test_the_wheel_installed_alone_starts_solr_indexes_reports_and_queries(tmp_p
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     # Installed from here, by the uv scripts/setup installed with (the test 37 s against 53 s with pip) or,
-    # without it, by this pip (`--python`, pip 22.3 or newer, as Python 3.11 has), which saves the fresh
-    # environment an installer of its own: what the wheel brings is the same.
+    # where uv is missing or fails (an index only pip is told of), by this pip (`--python`, pip 22.3 or
+    # newer, as Python 3.11 has), which saves the fresh environment an installer of its own: what the
+    # wheel brings is the same.
     venv.create(elsewhere / "venv", with_pip=False)
     bin_dir = elsewhere / "venv" / ("Scripts" if os.name == "nt" else "bin")
     uv = Path(sys.executable).with_name("uv")
-    if uv.exists():
-        run(uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", bin_dir / "python", wheel, cwd=elsewhere)
-    else:
+    if not uv.exists() or subprocess.run(
+            [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", bin_dir / "python", wheel],
+            capture_output=True, cwd=elsewhere, env=child_env(), timeout=900).returncode != 0:
         run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet",
             "--disable-pip-version-check", wheel, cwd=elsewhere)
     env = child_env({"PYTHONPATH": None, "VIRTUAL_ENV": None})
