@@ -76,12 +76,18 @@ def half_way(url: str, node_urls: list[str], records, name: str):
     """``index`` of ``records`` started, returned once half of them reached Solr."""
     before = adds_by_core(node_urls, name)
     run = cli_process("index", str(records), "--solr-url", url, "--quiet")
+    until_half_added(run, before, node_urls, name)
+    return run
+
+
+def until_half_added(run: subprocess.Popen, before: dict[str, int], node_urls: list[str], name: str) -> None:
+    """Waits until half of NEW_RECORDS have reached Solr since ``before``,
+    while ``run`` (whose standard error is piped) goes on."""
     deadline = time.monotonic() + HALF_WAY_WAIT
     while adds_since(before, node_urls, name) < NEW_RECORDS // 2:
-        assert run.poll() is None, "indexing ended before it could be stopped half way"
+        assert run.poll() is None, f"indexing ended before it could be stopped half way: {run.stderr.read()}"
         assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
         time.sleep(POLL)
-    return run
 
 
 def killed_half_way(url, node_urls, records, name) -> None:
@@ -273,11 +279,7 @@ def held_open_replacement(core, lines: list[str]) -> subprocess.Popen:
         before = adds_by_core([core.base_url], core.name)
         run.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
         run.stdin.flush()
-        deadline = time.monotonic() + HALF_WAY_WAIT
-        while adds_since(before, [core.base_url], core.name) < NEW_RECORDS // 2:
-            assert run.poll() is None, run.stderr.read()
-            assert time.monotonic() < deadline, f"half of the records did not reach Solr in {HALF_WAY_WAIT} s"
-            time.sleep(POLL)
+        until_half_added(run, before, [core.base_url], core.name)
     except BaseException:
         run.kill()
         raise
