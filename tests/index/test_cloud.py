@@ -45,20 +45,21 @@ def start_cluster(port: int, data) -> None:
 @pytest.fixture(scope="module")
 def started_cluster(tmp_path_factory):
     data = tmp_path_factory.mktemp("cloud")
-    port = free_base_port()
-    start_cluster(port, data)
-    yield port, data
+    start_cluster(free_base_port(), data)
+    yield data
     run_cli("solr", "stop", "--data-dir", str(data))
     assert java_processes_of(data) == []
 
 
 @pytest.fixture
 def cluster(started_cluster):
-    """The whole cluster, running: started again if a test stopped a node."""
-    port, data = started_cluster
+    """The whole cluster, running: started again if a test stopped a node,
+    on ports free now (its own, left a moment ago, are in the range the
+    system hands the other workers' listeners and connections)."""
+    data = started_cluster
     state = cloud.recorded(data)
     if not all(cloud.alive(part) for part in (state.zookeeper, *state.nodes)):
-        start_cluster(port, data)
+        start_cluster(free_base_port(), data)
         state = cloud.recorded(data)
     return state, data
 
