@@ -256,12 +256,14 @@ def _first_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | No
 def _lines(handle, limit: int, block: int | None = None) -> Iterator[bytes | None]:
     """Lines without their end; ``None`` for a line over ``limit`` bytes.
 
-    Reads fixed blocks (``READ_BLOCK`` unless given), so an endless line
-    costs one block of memory, not the whole line.
+    Reads at most a block at a time (``READ_BLOCK`` unless given), so an
+    endless line costs one block of memory, not the whole line; a pipe's
+    lines are given as they arrive, not once a block has filled.
     """
     block = block or READ_BLOCK
+    read = getattr(handle, "read1", handle.read)
     pending, skipping = b"", False
-    while data := handle.read(block):
+    while data := read(block):
         lines = (pending + data).split(b"\n")
         pending = lines.pop()
         for line in lines:

@@ -164,7 +164,8 @@ class _Counted(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        n = self.inner.readinto(buffer) or 0
+        # One read of what is there (a pipe's lines as they come), not a wait until the buffer fills.
+        n = getattr(self.inner, "readinto1", self.inner.readinto)(buffer) or 0
         self.count += n
         if n:
             self.last = bytes(memoryview(buffer)[n - 1:n])

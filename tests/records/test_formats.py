@@ -3,8 +3,13 @@ a byte-order mark and CRLF; each bad entry reported with its place, no
 valid neighbour lost; memory that does not grow with the file."""
 
 import gzip
+import io
 import json
+import os
+import queue
+import sys
 import tempfile
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -331,6 +336,31 @@ def test_memory_does_not_grow_with_the_file(tmp_path, monkeypatch, kind):
         peaks.append(peak)
     # 30,000 more ids held in memory would take well over 2 MB.
     assert peaks[1] < peaks[0] + 256 * 1024, peaks
+
+
+@pytest.mark.parametrize("kind", ["text", "jsonl", "csv"])
+def test_standard_input_held_open_gives_the_records_written_so_far(monkeypatch, kind):
+    # A producer that writes a few records and goes on working: they are read as they come, not once a
+    # megabyte has arrived or the pipe is closed (before, `index -` waited, with its first records unsent).
+    from neardup_solr.records import sources
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(os.fdopen(read_end, "rb")))
+    monkeypatch.setattr(sources, "_stdin_taken", False)
+    lines = {"text": ["1 Art's Deli", "2 Hotel Bel-Air"],
+             "jsonl": ['{"id": "1", "text": "Art\'s Deli"}', '{"id": "2", "text": "Hotel Bel-Air"}'],
+             "csv": ["id,text", "1,Art's Deli", "2,Hotel Bel-Air"]}[kind]
+    got: queue.Queue = queue.Queue()
+    reader = RecordReader("-", format=kind)
+    threading.Thread(target=lambda: [got.put(record) for record in reader], daemon=True).start()
+    with os.fdopen(write_end, "wb") as producer:
+        producer.write("".join(f"{line}\n" for line in lines).encode())
+        producer.flush()
+        # The pipe stays open while both records arrive.
+        assert [got.get(timeout=30), got.get(timeout=30)] == [Record("1", "Art's Deli"), Record("2", "Hotel Bel-Air")]
+        producer.write(b"3 Cafe Bizou\n" if kind == "text" else b'{"id": "3", "text": "Cafe Bizou"}\n'
+                       if kind == "jsonl" else b"3,Cafe Bizou\n")
+    assert got.get(timeout=30) == Record("3", "Cafe Bizou")
 
 
 def test_record_file_of_standard_input_is_named_for_messages():
