@@ -22,6 +22,7 @@ import argparse
 import json
 import resource
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -99,8 +100,18 @@ def run(args: argparse.Namespace) -> dict:
                        {"precision": about.estimated.precision, "recall": about.estimated.recall},
                        "said": (said + reported).strip().splitlines(), "peak_mb": ours_mb}
     splink_pairs_file = folder / "splink-pairs.tsv"
-    splink_s, told = timed(sys.executable, "-c", SPLINK_CHILD, str(made.records), str(splink_pairs_file))
-    splink_said = json.loads(told.strip().splitlines()[-1])
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", SPLINK_CHILD, str(made.records), str(splink_pairs_file)],
+                          capture_output=True, text=True, cwd=HERE.parent)
+    splink_s = time.perf_counter() - started
+    if done.returncode != 0:
+        # A peer that cannot finish on this machine is a result, not a reason to lose ours.
+        how = f"killed by {signal.Signals(-done.returncode).name}" if done.returncode < 0 else \
+            f"exit {done.returncode}"
+        last = done.stderr.strip().splitlines()[-1:] or [""]
+        results["splink"] = {"seconds": splink_s, "failed": how, "said": last[0][-300:], "peak_mb": peak_mb()}
+        return results
+    splink_said = json.loads(done.stderr.strip().splitlines()[-1])
     found = {frozenset(line.split("\t")) for line in splink_pairs_file.read_text().splitlines() if line}
     true = len(found & gold)
     precision, recall = (true / len(found) if found else 0.0), (true / len(gold) if gold else 0.0)
@@ -130,10 +141,14 @@ def markdown(command: str, r: dict) -> str:
         f"| neardup-solr | {total:.0f} (index {ours['index_seconds']:.0f} + report {ours['report_seconds']:.0f}) | "
         f"{ours['pairs']:,} | {ours['precision']:.3f} | {ours['recall']:.3f} | {ours['f1']:.3f} | "
         f"{ours['peak_mb']:.0f} |",
+        f"| splink (recipe) | did not finish: {peer['failed']} after {peer['seconds']:.0f} s | | | | | "
+        f"{peer['peak_mb']:.0f} |" if "failed" in peer else
         f"| splink (recipe) | {peer['seconds']:.0f} | {peer['pairs']:,} | {peer['precision']:.3f} | "
         f"{peer['recall']:.3f} | {peer['f1']:.3f} | {peer['peak_mb']:.0f} |",
         "",
-        f"Ratio of times, ours / splink's: {total / peer['seconds']:.2f}."
+        (f"splink did not finish ({peer['failed']}; its last line: {peer['said'] or 'none'}); ours ended in "
+         f"{total / peer['seconds']:.2f} of the time splink ran." if "failed" in peer else
+         f"Ratio of times, ours / splink's: {total / peer['seconds']:.2f}.")
         + ("" if estimated is None else
            f" Our report's estimates: precision {estimated['precision']:.3f}, recall {estimated['recall']:.3f}."),
         "",
@@ -160,8 +175,10 @@ def main(argv: list[str] | None = None) -> None:
     add_section(args.out, markdown(command, results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    peer = results["splink"]
     print(f"ours {results['ours']['f1']:.3f} in {results['ours']['index_seconds'] + results['ours']['report_seconds']:.0f} s; "
-          f"splink {results['splink']['f1']:.3f} in {results['splink']['seconds']:.0f} s", file=sys.stderr)
+          + (f"splink did not finish ({peer['failed']}) in {peer['seconds']:.0f} s" if "failed" in peer else
+             f"splink {peer['f1']:.3f} in {peer['seconds']:.0f} s"), file=sys.stderr)
 
 
 if __name__ == "__main__":
