@@ -175,8 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     add_section(args.out, markdown(command, results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
-    peer = results["splink"]
-    print(f"ours {results['ours']['f1']:.3f} in {results['ours']['index_seconds'] + results['ours']['report_seconds']:.0f} s; "
+    ours, peer = results["ours"], results["splink"]
+    print(f"ours {ours['f1']:.3f} in {ours['index_seconds'] + ours['report_seconds']:.0f} s; "
           + (f"splink did not finish ({peer['failed']}) in {peer['seconds']:.0f} s" if "failed" in peer else
              f"splink {peer['f1']:.3f} in {peer['seconds']:.0f} s"), file=sys.stderr)
 

@@ -25,7 +25,8 @@ def test_a_splink_that_finished_is_scored_and_timed_beside_ours():
 def test_a_splink_that_could_not_finish_is_written_down_and_ours_kept():
     # At a million records splink's process can outgrow the machine's memory and be killed: that is the
     # peer's result, and ours, measured before it, stays in the file.
-    text = markdown(COMMAND, results({"seconds": 1600.0, "failed": "killed by SIGKILL", "said": "", "peak_mb": 21000.0}))
+    failed = {"seconds": 1600.0, "failed": "killed by SIGKILL", "said": "", "peak_mb": 21000.0}
+    text = markdown(COMMAND, results(failed))
     assert "| neardup-solr | 40 (index 30 + report 10) | 590 | 0.990 | 0.970 | 0.980 | 300 |" in text
     assert "| splink (recipe) | did not finish: killed by SIGKILL after 1600 s | | | | | 21000 |" in text
     assert "splink did not finish (killed by SIGKILL; its last line: none); ours ended in 0.03 of the time" in text
