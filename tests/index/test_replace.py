@@ -26,7 +26,7 @@ from neardup_solr.index.solr import Solr
 pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
 # Enough for indexing to take seconds, so the run is stopped half way, not after the end.
-NEW_RECORDS = 20_000
+NEW_RECORDS = 12_000
 # Seconds a test waits for half of its records to reach Solr (a few, on a quiet machine).
 HALF_WAY_WAIT = 300
 # What standard input cut short holds, whole.
@@ -277,7 +277,7 @@ def held_open_replacement(core, lines: list[str]) -> subprocess.Popen:
                            env=child_env())
     try:
         before = adds_by_core([core.base_url], core.name)
-        run.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
+        run.stdin.write("".join(lines[:-100]))  # read as they come: less than a megabyte, the input held open
         run.stdin.flush()
         until_half_added(run, before, [core.base_url], core.name)
     except BaseException:

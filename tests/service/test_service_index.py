@@ -75,7 +75,7 @@ def test_writes_while_the_index_is_replaced_are_refused_and_none_acknowledged_is
     first = write_records(tmp_path / "first.txt", others(50))
     assert run_cli("index", str(first), "--solr-url", core.url, "-q").returncode == 0
     service = serve("--solr-url", core.url)
-    lines = [f"n{n} Shop {n % 997} number {n} on {n % 89} Main Street City {n % 31}\n" for n in range(1, 20001)]
+    lines = [f"n{n} Shop {n % 997} number {n} on {n % 89} Main Street City {n % 31}\n" for n in range(1, 4001)]
     # A replacement fed from a pipe the test holds open: it is under way for as long as the test says.
     replacing = subprocess.Popen([sys.executable, "-m", "neardup_solr", "index", "-", "--bands", "20",
                                   "--band-rows", "5", "--solr-url", core.url, "-q"], stdin=subprocess.PIPE,
@@ -109,7 +109,7 @@ def test_writes_while_the_index_is_replaced_are_refused_and_none_acknowledged_is
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
     try:
         before = adds_so_far(core.url)
-        replacing.stdin.write("".join(lines[:-100]))  # more than the 1 MiB the reader takes at a time
+        replacing.stdin.write("".join(lines[:-100]))  # read as they come, the input held open
         replacing.stdin.flush()
         while adds_so_far(core.url) < before + len(lines) // 2:  # half of them in its new core
             assert replacing.poll() is None, replacing.stderr.read()
