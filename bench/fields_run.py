@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -101,14 +103,24 @@ def run(args: argparse.Namespace) -> dict:
                        "said": (said + reported).strip().splitlines(), "peak_mb": ours_mb}
     splink_pairs_file = folder / "splink-pairs.tsv"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", SPLINK_CHILD, str(made.records), str(splink_pairs_file)],
-                          capture_output=True, text=True, cwd=HERE.parent)
+    # DuckDB spills into .tmp of its working folder (tens of GB at a million records): a folder of the run's
+    # own, removed with what a killed child left in it.
+    with tempfile.TemporaryDirectory(prefix="splink-") as spill:
+        try:
+            done = subprocess.run([sys.executable, "-c", SPLINK_CHILD, str(made.records.resolve()),
+                                   str(splink_pairs_file.resolve())],
+                                  capture_output=True, text=True, cwd=spill, timeout=args.splink_timeout,
+                                  env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+        except subprocess.TimeoutExpired as stopped:
+            done = subprocess.CompletedProcess(stopped.cmd, None, "", stopped.stderr or "")
     splink_s = time.perf_counter() - started
     if done.returncode != 0:
         # A peer that cannot finish on this machine is a result, not a reason to lose ours.
-        how = f"killed by {signal.Signals(-done.returncode).name}" if done.returncode < 0 else \
+        how = f"stopped at the run's limit of {args.splink_timeout:.0f} s" if done.returncode is None else \
+            f"killed by {signal.Signals(-done.returncode).name}" if done.returncode < 0 else \
             f"exit {done.returncode}"
-        last = done.stderr.strip().splitlines()[-1:] or [""]
+        said = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
+        last = said.strip().splitlines()[-1:] or [""]
         results["splink"] = {"seconds": splink_s, "failed": how, "said": last[0][-300:], "peak_mb": peak_mb()}
         return results
     splink_said = json.loads(done.stderr.strip().splitlines()[-1])
@@ -169,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--solr-url", help="a core on an existing local Solr (default: a fresh one)")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    parser.add_argument("--splink-timeout", type=float, metavar="SECONDS",
+                        help="stop splink after this long and write down that it did not finish (default: no limit)")
     args = parser.parse_args(argv)
     command = " ".join(["python -m bench.fields_run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     results = run(args)
