@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import resource
-import shlex
 import signal
 import subprocess
 import sys
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> dict:
                        "precision": measured.precision, "recall": measured.recall, "f1": measured.f1,
                        "estimated": None if about is None or about.estimated is None else
                        {"precision": about.estimated.precision, "recall": about.estimated.recall},
-                       "said": (said + reported).strip().splitlines(), "peak_mb": ours_mb}
+                       "said": shown_lines(said + reported, folder), "peak_mb": ours_mb}
     splink_pairs_file = folder / "splink-pairs.tsv"
     started = time.perf_counter()
     # DuckDB spills into .tmp of its working folder (tens of GB at a million records): a folder of the run's
@@ -131,6 +130,26 @@ def run(args: argparse.Namespace) -> dict:
                          "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
                          "peak_mb": splink_said["peak_mb"], "what": splink_said["what"]}
     return results
+
+
+def shown_lines(said: str, folder: Path) -> list[str]:
+    """What the commands said, the data folder named as in the checkout
+    (``bench/data/...``), or as ``DATA`` where it lies outside it."""
+    folder = folder.resolve()
+    shown = str(folder.relative_to(HERE.parent)) if folder.is_relative_to(HERE.parent) else "DATA"
+    return [line.replace(str(folder), shown) for line in said.strip().splitlines()]
+
+
+def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The command that makes this run again, as the results file shows it:
+    the options that change what is measured, not where data, Solr or the
+    results live."""
+    shown = ["python -m bench.fields_run"]
+    for name in ("domain", "difficulty", "size", "seed", "splink_timeout"):
+        value = getattr(args, name)
+        if value != parser.get_default(name):
+            shown += [f"--{name.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shown)
 
 
 def markdown(command: str, r: dict) -> str:
@@ -171,7 +190,7 @@ def markdown(command: str, r: dict) -> str:
     ])
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.fields_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--domain", default="crm", choices=fields.DOMAINS)
     parser.add_argument("--difficulty", default="medium", choices=fields.DIFFICULTIES)
@@ -183,8 +202,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     parser.add_argument("--splink-timeout", type=float, metavar="SECONDS",
                         help="stop splink after this long and write down that it did not finish (default: no limit)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = arguments()
     args = parser.parse_args(argv)
-    command = " ".join(["python -m bench.fields_run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    command = command_of(args, parser)
     results = run(args)
     add_section(args.out, markdown(command, results))
     if args.json:

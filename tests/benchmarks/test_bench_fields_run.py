@@ -1,6 +1,6 @@
 """The field-records scale run's results file: ours beside splink's, or beside a splink that did not finish."""
 
-from bench.fields_run import markdown
+from bench.fields_run import HERE, arguments, command_of, markdown, shown_lines
 
 COMMAND = "python -m bench.fields_run --domain crm --size 2000"
 
@@ -31,3 +31,16 @@ def test_a_splink_that_could_not_finish_is_written_down_and_ours_kept():
     assert "| splink (recipe) | did not finish: killed by SIGKILL after 1600 s | | | | | 21000 |" in text
     assert "splink did not finish (killed by SIGKILL; its last line: none); ours ended in 0.03 of the time" in text
     assert "Ratio of times" not in text
+
+
+def test_the_section_names_no_folder_outside_the_checkout(tmp_path):
+    inside = HERE / "data" / "fields-crm-medium-2000-1"
+    said = f"indexed 10 records from {inside}/records.parquet in 1.0 s\nwrote 5 pairs to {inside}/pairs.tsv\n"
+    assert shown_lines(said, inside) == ["indexed 10 records from bench/data/fields-crm-medium-2000-1/records.parquet "
+                                         "in 1.0 s", "wrote 5 pairs to bench/data/fields-crm-medium-2000-1/pairs.tsv"]
+    outside = said.replace(str(inside), str(tmp_path))
+    assert shown_lines(outside, tmp_path)[0] == "indexed 10 records from DATA/records.parquet in 1.0 s"
+    parser = arguments()
+    args = parser.parse_args(["--size", "2000", "--splink-timeout", "1800", "--data", str(tmp_path), "--json",
+                              str(tmp_path / "r.json"), "--out", str(tmp_path / "R.md")])
+    assert command_of(args, parser) == "python -m bench.fields_run --size 2000 --splink-timeout 1800"
