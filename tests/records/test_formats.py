@@ -347,19 +347,19 @@ def test_standard_input_held_open_gives_the_records_written_so_far(monkeypatch, 
     read_end, write_end = os.pipe()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(os.fdopen(read_end, "rb")))
     monkeypatch.setattr(sources, "_stdin_taken", False)
-    lines = {"text": ["1 Art's Deli", "2 Hotel Bel-Air"],
-             "jsonl": ['{"id": "1", "text": "Art\'s Deli"}', '{"id": "2", "text": "Hotel Bel-Air"}'],
-             "csv": ["id,text", "1,Art's Deli", "2,Hotel Bel-Air"]}[kind]
+    lines = {"text": ["1 Art's Deli", "2 Hotel Bel-Air", "3 Cafe Bizou"],
+             "jsonl": ['{"id": "1", "text": "Art\'s Deli"}', '{"id": "2", "text": "Hotel Bel-Air"}',
+                       '{"id": "3", "text": "Cafe Bizou"}'],
+             "csv": ["id,text", "1,Art's Deli", "2,Hotel Bel-Air", "3,Cafe Bizou"]}[kind]
     got: queue.Queue = queue.Queue()
     reader = RecordReader("-", format=kind)
     threading.Thread(target=lambda: [got.put(record) for record in reader], daemon=True).start()
     with os.fdopen(write_end, "wb") as producer:
-        producer.write("".join(f"{line}\n" for line in lines).encode())
+        producer.write("".join(f"{line}\n" for line in lines[:-1]).encode())
         producer.flush()
         # The pipe stays open while both records arrive.
         assert [got.get(timeout=30), got.get(timeout=30)] == [Record("1", "Art's Deli"), Record("2", "Hotel Bel-Air")]
-        producer.write(b"3 Cafe Bizou\n" if kind == "text" else b'{"id": "3", "text": "Cafe Bizou"}\n'
-                       if kind == "jsonl" else b"3,Cafe Bizou\n")
+        producer.write(f"{lines[-1]}\n".encode())
     assert got.get(timeout=30) == Record("3", "Cafe Bizou")
 
 
