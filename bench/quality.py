@@ -171,14 +171,16 @@ GROUPS = {"text": list(TEXT_SETS), "fields": list(FIELD_SETS)}
 def estimates(pairs: Path) -> dict | None:
     """The report's own estimates, from the model file it writes beside the
     pairs (``pairs.tsv`` -> ``pairs.model.json``): ``{"precision", "recall",
-    "true_pairs", "cut"}``, or None where the report wrote none or had too
-    few candidates to fit a model."""
+    "true_pairs", "cut", "unsure"}``, or None where the report wrote none or had too
+    few candidates to fit a model. ``unsure``: the report said its
+    estimates may be off by more than 0.05 (by about that share)."""
     about = ReportSummary.read(summary_path(pairs))
     if about is None or about.estimated is None:
         return None
     estimated = about.estimated
+    unsure = about.fields.ambiguity if about.fields is not None and about.fields.unsure else None
     return {"precision": estimated.precision, "recall": estimated.recall, "true_pairs": estimated.true_pairs,
-            "cut": about.cut}
+            "cut": about.cut, "unsure": unsure}
 
 
 def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset[str]]]:
@@ -292,7 +294,10 @@ def peers(records: Path, gold: set[frozenset[str]], id_column: str) -> dict:
 
 
 def _estimate(results: dict, key: str) -> str:
-    shown = "n/a" if results["estimated"] is None else f"{results['estimated'][key]:.3f}"
+    estimated = results["estimated"]
+    shown = "n/a" if estimated is None else f"{estimated[key]:.3f}"
+    if estimated is not None and estimated.get("unsure") is not None:
+        shown += f" (unsure by {estimated['unsure']:.0%})"
     return f"{shown} / {results[key]:.3f}"
 
 
@@ -372,6 +377,7 @@ def field_markdown(rows: list[dict]) -> list[str]:
     short = [r["name"] for r, o, s in zip(rows, ours, splink) if s >= 0.95 and o < 0.95]
     off = [r["name"] for r in rows if r["estimated"] is None or
            max(abs(r["estimated"]["precision"] - r["precision"]), abs(r["estimated"]["recall"] - r["recall"])) > 0.05]
+    unsure = [r["name"] for r in rows if r["estimated"] is not None and r["estimated"].get("unsure") is not None]
     return [
         "## Field records",
         "",
@@ -381,7 +387,8 @@ def field_markdown(rows: list[dict]) -> list[str]:
         "",
         f"Mean F1 {sum(ours) / len(ours):.3f} (splink's recipe {sum(splink) / len(splink):.3f}) over {len(rows)} sets; "
         f"at least splink's F1 on {at_least} of {len(rows)}; under 0.95 where splink reaches it: "
-        f"{', '.join(short) or 'none'}; estimates more than 0.05 from the measured: {', '.join(off) or 'none'}.",
+        f"{', '.join(short) or 'none'}; estimates more than 0.05 from the measured: {', '.join(off) or 'none'} "
+        f"(the report said they were unsure on {', '.join(unsure) or 'none'}).",
         "",
         "| data set | records | true pairs | pairs | precision | recall | F1 | est. precision / measured | "
         "est. recall / measured | splink F1 | exact keys F1 | seconds: ours (index + report) / splink |",

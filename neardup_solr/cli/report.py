@@ -202,8 +202,12 @@ def _fields_line(about: ReportSummary) -> str:
                 "(its estimates do not hold: check the fields, or label some pairs)")
     sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
                  if about.labeled_same + about.labeled_different else "")
+    unsure = (f", both unsure: the model's expected errors among the candidates are {fields.ambiguity:.0%} of the "
+              "matches it expects, and the estimates may be off by about as much (label "
+              f"{'more' if about.labeled_same + about.labeled_different else 'some'} pairs to sharpen it)"
+              if fields.unsure else "")
     return (f"{head}; estimated {estimated.true_pairs:.0f} true pairs among {about.candidates} candidates; "
-            f"estimated precision {estimated.precision:.3f}, recall {estimated.recall:.3f}{sharpened}")
+            f"estimated precision {estimated.precision:.3f}, recall {estimated.recall:.3f}{unsure}{sharpened}")
 
 
 def _cut_text(cut: float | None, none: str = "none: no match class in the data") -> str:

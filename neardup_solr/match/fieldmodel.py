@@ -68,6 +68,10 @@ MIN_MATCHES = 1.0
 # this share of its expected matches is guessing: most of its pairs sit
 # near 1/2 (a fit on look-alikes, not on matches).
 MAX_AMBIGUITY = 0.5
+# Past this ambiguity the estimates are said to be unsure: as large a share
+# of the expected matches as the error the estimates are held to rests on
+# probabilities between 0 and 1, whose calibration no fit without labels checks.
+UNSURE = 0.05
 
 
 @dataclass(frozen=True)
@@ -182,11 +186,8 @@ class FieldModel:
     def tells(self, probabilities: np.ndarray) -> bool:
         """Whether the model tells the matches among candidates whose
         ``probabilities`` it gave: :attr:`separated`, and sure of most of
-        the matches it expects (the expected errors, ``sum min(p, 1 - p)``,
-        at most ``MAX_AMBIGUITY`` of the expected matches)."""
-        expected = float(np.sum(probabilities))
-        errors = float(np.sum(np.minimum(probabilities, 1.0 - probabilities)))
-        return self.separated and expected > 0 and errors <= MAX_AMBIGUITY * expected
+        the matches it expects (:func:`ambiguity` at most ``MAX_AMBIGUITY``)."""
+        return self.separated and ambiguity(probabilities) <= MAX_AMBIGUITY
 
     def to_dict(self) -> dict:
         return {"names": list(self.names), "kinds": list(self.kinds), "m": [list(x) for x in self.m],
@@ -208,6 +209,19 @@ class FieldModel:
 def probability(weight: np.ndarray | float) -> np.ndarray | float:
     """The probability of a match weight in bits: ``2^w / (1 + 2^w)``."""
     return 1.0 / (1.0 + np.exp2(-np.asarray(weight, np.float64)))
+
+
+def ambiguity(probabilities: np.ndarray) -> float:
+    """The expected errors of keeping the candidates of probability 1/2 or
+    more, ``sum min(p, 1 - p)``, as a share of the expected matches,
+    ``sum p`` (infinite when none is expected). Both estimates rest on it:
+    precision on the kept pairs' ``1 - p``, recall on the others' ``p``.
+
+    Example: probabilities 1, 1, 0.5 and 0.1 expect 2.6 matches and 0.6
+    errors: 0.23."""
+    expected = float(np.sum(probabilities))
+    errors = float(np.sum(np.minimum(probabilities, 1.0 - probabilities)))
+    return errors / expected if expected > 0 else math.inf
 
 
 def chance(levels: np.ndarray, kinds: Sequence[str]) -> list[np.ndarray]:
@@ -334,4 +348,4 @@ def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[
                       random_pairs=random_pairs, rounds=rounds, min_share=min_share, total_pairs=total_pairs)
 
 
-__all__ = ["FieldModel", "Patterns", "chance", "fit", "probability"]
+__all__ = ["FieldModel", "Patterns", "ambiguity", "chance", "fit", "probability"]

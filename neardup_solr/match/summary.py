@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .fieldmodel import FieldModel
+from .fieldmodel import UNSURE, FieldModel
 from ..files import atomic_output
 from .model import MatchModel
 
@@ -54,23 +54,34 @@ class FieldSummary:
     estimates: the keys that made candidates with the LSH bands, the share
     of true pairs estimated to be missed by all of them, how many random
     pairs measured chance agreement, whether the model told matches from
-    non-matches at all (``separated``), and the fitted model."""
+    non-matches at all (``separated``), the fitted model, and its
+    ``ambiguity`` on the candidates (``fieldmodel.ambiguity``: 0 in files
+    written before it was kept)."""
 
     keys: tuple[str, ...]
     missed: float
     random_pairs: int
     separated: bool
     model: FieldModel
+    ambiguity: float = 0.0
+
+    @property
+    def unsure(self) -> bool:
+        """Whether the estimates may be off by more than they are held to
+        (``fieldmodel.UNSURE``): about as much as the ambiguity."""
+        return self.ambiguity > UNSURE
 
     def to_dict(self) -> dict:
         return {"keys": list(self.keys), "missed": self.missed, "random_pairs": self.random_pairs,
-                "separated": self.separated, "model": self.model.to_dict()}
+                "separated": self.separated, "model": self.model.to_dict(), "ambiguity": _finite(self.ambiguity)}
 
     @classmethod
     def from_dict(cls, data: dict) -> FieldSummary:
+        ambiguity = data.get("ambiguity", 0.0)
         return cls(keys=tuple(str(k) for k in data["keys"]), missed=float(data["missed"]),
                    random_pairs=int(data["random_pairs"]), separated=_flag(data["separated"]),
-                   model=FieldModel.from_dict(data["model"]))
+                   model=FieldModel.from_dict(data["model"]),
+                   ambiguity=math.inf if ambiguity is None else float(ambiguity))
 
 
 @dataclass(frozen=True)

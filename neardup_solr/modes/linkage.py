@@ -37,7 +37,7 @@ import numpy as np
 
 from ..fields.comparisons import EXACT, MISSING, Column, compare, joint, joint_kind
 from ..match.explanations import Explanation, Step
-from ..match.fieldmodel import FieldModel, Patterns, chance, fit
+from ..match.fieldmodel import FieldModel, Patterns, ambiguity, chance, fit
 from ..fields.values import FieldProfile
 from ..fields.keys import (Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs,
                           missed_share)
@@ -428,7 +428,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     labeled = [same for pair, same in (labels or {}).items()]
     summary = ReportSummary.of_fields(
         FieldSummary(keys=tuple(k.name(profiles) for k in keys), missed=missed, random_pairs=len(random_left),
-                     separated=model.tells(p), model=model),
+                     separated=model.tells(p), model=model, ambiguity=ambiguity(p)),
         candidates=len(found), true_pairs=expected, pairs=int(kept.sum()),
         precision=float(p[kept].mean()) if kept.any() else 1.0,
         recall=float(p[kept].sum() / expected) if expected else 1.0,

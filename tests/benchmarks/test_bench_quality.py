@@ -9,10 +9,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from bench.quality import estimates, markdown
+from bench.quality import estimates, field_markdown, markdown
 from conftest import ROOT, run_cli
 from neardup_solr.match.model import fit, histogram
-from neardup_solr.match.summary import Estimates, ReportSummary
+from neardup_solr.match.fieldmodel import FieldModel
+from neardup_solr.match.summary import Estimates, FieldSummary, ReportSummary
 
 SETS = {"records-heavy": 600, "people": 400, "documents": 60}
 
@@ -74,7 +75,7 @@ def test_estimates_are_read_from_the_model_file_beside_the_pairs(tmp_path):
     about = ReportSummary.of(fit(histogram(np.linspace(0, 1, 500))), 0.62, forced=True)
     known = Estimates(precision=0.95, recall=0.9, true_pairs=120.5, pairs=100.0)
     replace(about, estimated=known).write(tmp_path / "pairs.model.json")
-    assert estimates(pairs) == {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "cut": 0.62}
+    assert estimates(pairs) == {"precision": 0.95, "recall": 0.9, "true_pairs": 120.5, "cut": 0.62, "unsure": None}
     replace(about, estimated=None).write(tmp_path / "pairs.model.json")  # too few candidates to fit
     assert estimates(pairs) is None
     replace(about, estimated=known).write(tmp_path / "pairs.model.json")
@@ -84,6 +85,25 @@ def test_estimates_are_read_from_the_model_file_beside_the_pairs(tmp_path):
     shown = table(markdown("python -m bench.quality", {"cores": "2"}, [row]))["people"]
     assert shown["est. precision / measured"] == "0.950 / 0.750"
     assert shown["est. recall / measured"] == "0.900 / 0.750"
+
+
+def test_estimates_a_report_said_were_unsure_are_shown_so(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("1\t2\t0\t0.9\n")
+    model = FieldModel(names=("a",), kinds=("category",), m=((1.0, 0.9, 0.1),), u=((1.0, 0.1, 0.9),), prior=0.01)
+    row = {"name": "fields-x", "records": 10, "true_pairs": 4, "pairs": 4, "precision": 0.96, "recall": 0.64,
+           "f1": 0.77, "index_seconds": 1.0, "report_seconds": 2.0,
+           "peers": {"splink": {"f1": 0.5, "seconds": 3.0}, "exact keys": {"f1": 0.1, "seconds": 0.1}}}
+    for ambiguity, unsure in ((0.26, "fields-x"), (0.01, "none")):
+        ReportSummary.of_fields(FieldSummary(keys=(), missed=0.0, random_pairs=10, separated=True, model=model,
+                                             ambiguity=ambiguity), candidates=50, true_pairs=5.0, pairs=4,
+                                precision=0.94, recall=0.78).write(tmp_path / "pairs.model.json")
+        lines = field_markdown([row | {"estimated": estimates(pairs)}])
+        shown = table("\n".join(lines))["fields-x"]
+        said = "0.780 (unsure by 26%) / 0.640" if unsure != "none" else "0.780 / 0.640"
+        assert shown["est. recall / measured"] == said
+        # Off by more than 0.05 either way; said so, or not.
+        assert f"measured: fields-x (the report said they were unsure on {unsure})." in lines[4]
 
 
 def test_a_solr_that_does_not_answer_ends_the_run_with_a_message(tmp_path):

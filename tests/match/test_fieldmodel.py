@@ -4,6 +4,7 @@ that add up, a fit that cannot tell saying so, rare values weighing more."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from neardup_solr.match import explanations
 from neardup_solr.fields.comparisons import level_names
-from neardup_solr.match.fieldmodel import FieldModel, chance, fit, probability
+from neardup_solr.match.fieldmodel import UNSURE, FieldModel, ambiguity, chance, fit, probability
 from neardup_solr.match.summary import FieldSummary, ReportSummary
 
 KINDS = ("name", "code", "category")
@@ -107,6 +108,37 @@ def test_the_summary_of_field_records_reads_back_equal(tmp_path):
     about.write(tmp_path / "pairs.model.json")
     assert ReportSummary.read(tmp_path / "pairs.model.json") == about
     assert about.estimated.proposed == pytest.approx(0.988) and about.model is None and about.told
+    assert about.fields.ambiguity == 0.0 and not about.fields.unsure  # as files written before it was kept read
+    for value in (0.26, math.inf):  # JSON holds no infinity: it is written as null
+        unsure = replace(about, fields=replace(about.fields, ambiguity=value))
+        unsure.write(tmp_path / "pairs.model.json")
+        assert ReportSummary.read(tmp_path / "pairs.model.json") == unsure and unsure.fields.unsure
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1), max_size=50))
+def test_ambiguity_is_the_expected_errors_over_the_expected_matches(probabilities):
+    expected = sum(probabilities)
+    errors = sum(min(p, 1 - p) for p in probabilities)
+    found = ambiguity(np.array(probabilities, np.float64))
+    if expected == 0:
+        assert found == math.inf
+    else:
+        assert found == pytest.approx(errors / expected, rel=1e-9, abs=1e-12)
+
+
+def test_classes_drawn_apart_are_sure_and_classes_drawn_closer_tell_but_unsure():
+    rng = np.random.default_rng(5)
+    u = chance(draw(rng, U, 1_000_000), KINDS)
+    apart = np.concatenate([draw(rng, M, 2_000), draw(rng, U, 20_000)])
+    model = fit(apart, u, ["a", "b", "c"], KINDS, total_pairs=22_000)
+    assert ambiguity(model.probabilities(apart)) <= UNSURE
+    # Matches that often differ on the name and the code, and agree on the category as non-matches do.
+    closer_m = [np.array([0, 0.40, 0.10, 0.10, 0.10, 0.30]), np.array([0, 0.50, 0.10, 0.10, 0.30]), U[2]]
+    closer = np.concatenate([draw(rng, closer_m, 2_000), draw(rng, U, 20_000)])
+    model = fit(closer, u, ["a", "b", "c"], KINDS, total_pairs=22_000)
+    p = model.probabilities(closer)
+    assert model.tells(p) and ambiguity(p) > UNSURE
 
 
 @settings(max_examples=100, deadline=None)

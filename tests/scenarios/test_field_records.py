@@ -62,6 +62,7 @@ def test_a_table_s_columns_are_compared_one_by_one_and_its_estimates_hold(report
     assert measured.f1 > 0.9 and measured.f1 > _exact_key_f1(contacts.records, gold) + 0.3
     about = ReportSummary.read(summary_path(pairs))
     assert about.fields is not None and about.told and about.model is None
+    assert not about.fields.unsure and "unsure" not in line
     assert abs(about.estimated.precision - measured.precision) <= 0.05
     assert abs(about.estimated.recall - measured.recall) <= 0.05
     # evaluate reads the same estimates and scores the same pairs.
@@ -175,6 +176,32 @@ def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "could not tell matches from non-matches" in done.stderr
     assert ReportSummary.read(tmp_path / "pairs.model.json").told is False
+
+
+def test_estimates_that_may_be_off_say_so_and_by_about_how_much(core, tmp_path):
+    """Mentions of people who move and change jobs between mentions: many
+    matches look like namesakes, so the model expects fewer matches than
+    there are. Its recall is off by more than the 0.05 estimates are held
+    to, and the report says its estimates are unsure, by about as much."""
+    from bench import mentions
+
+    records, truth = mentions.generate(3000, 1, tmp_path / "mentions")
+    assert run_cli("index", str(records), "--id-column", "id", "--solr-url", core.url, "-q").returncode == 0
+    pairs = tmp_path / "pairs.tsv"
+    done = run_cli("report", str(pairs), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    about = ReportSummary.read(summary_path(pairs))
+    measured = score(read_pairs(pairs), read_gold(truth))
+    off = max(abs(about.estimated.precision - measured.precision), abs(about.estimated.recall - measured.recall))
+    assert about.told and about.fields.unsure and off > 0.05
+    assert off <= about.fields.ambiguity
+    line = next(x for x in done.stderr.splitlines() if x.startswith("model:"))
+    assert f"both unsure: the model's expected errors among the candidates are {about.fields.ambiguity:.0%}" in line
+    evaluated = run_cli("evaluate", str(pairs), "--gold", str(truth), "--no-plot")
+    assert f"(unsure by about {about.fields.ambiguity:.0%})" in evaluated.stdout
+    page = tmp_path / "page.html"
+    assert run_cli("html", str(pairs), "-o", str(page), "--solr-url", core.url).returncode == 0
+    assert re.search(r"estimates unsure by about</dt>\s*<dd>" + f"{about.fields.ambiguity:.0%}", page.read_text())
 
 
 def test_texts_of_two_sources_give_one_answer_whichever_came_first(new_core, tmp_path):
