@@ -110,10 +110,9 @@ def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, n
     measured = score(found, truth)
     if about is not None and about.estimated is not None:
         estimated = about.estimated
-        unsure = (f" (unsure by about {about.fields.ambiguity:.0%})"
-                  if about.fields is not None and about.fields.unsure else "")
+        caveat = f" ({about.caveat})" if about.caveat else ""
         click.echo(f"estimated precision={estimated.precision:.3f} recall={estimated.recall:.3f} "
-                   f"true={estimated.true_pairs:.0f}{unsure}  measured precision={measured.precision:.3f} "
+                   f"true={estimated.true_pairs:.0f}{caveat}  measured precision={measured.precision:.3f} "
                    f"recall={measured.recall:.3f} true={measured.true}")
     click.echo(cluster_scores(found, truth, texts or None).line())
     click.echo(measured.line())

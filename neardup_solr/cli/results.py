@@ -142,8 +142,7 @@ def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...],
         summary |= {"cut": "none" if about.cut is None else f"{about.cut:.2f}",
                     "estimated precision": f"{about.estimated.precision:.3f}",
                     "estimated recall": f"{about.estimated.recall:.3f}",
-                    **({"estimates unsure by about": f"{about.fields.ambiguity:.0%}"}
-                       if about.fields is not None and about.fields.unsure else {}),
+                    **({"estimates": about.caveat} if about.caveat else {}),
                     "candidates": about.candidates}
         if not images:
             from ..results import plots

@@ -148,6 +148,17 @@ class ReportSummary:
             return self.fields.separated
         return self.model is None or not self.model.only_copies
 
+    @property
+    def caveat(self) -> str | None:
+        """What a reader of the estimates must know in a few words, or
+        ``None``: a field model that could not tell matches from
+        non-matches, or is unsure of its estimates (by about how much)."""
+        if self.fields is None:
+            return None
+        if not self.fields.separated:
+            return "the model could not tell: they do not hold"
+        return f"unsure by about {self.fields.ambiguity:.0%}" if self.fields.unsure else None
+
     def to_dict(self) -> dict:
         """The file's JSON object, its keys in the order they have always had."""
         found = {
