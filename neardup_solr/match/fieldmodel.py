@@ -26,7 +26,9 @@ pair's explanation (:meth:`FieldModel.explain`).
   posterior from the current m and lambda, then m as the posterior-weighted
   share of each level and lambda as the mean posterior, until they settle
   (:func:`fit`). Counts are smoothed (``M_PRIOR``) so a level never seen
-  among matches is unlikely, not impossible.
+  among matches is unlikely, not impossible. Each key's candidates are
+  fitted again on their own without the key's fields (:class:`Round`), and
+  each field keeps the estimate least mixed with look-alike non-matches.
 - **Agreement on a rare value says more than on a common one**: at the
   exact level the average chance ``u_f(exact)`` is replaced by the value's
   own share of the index ``p(v)``, so agreeing on a surname borne by one
@@ -52,6 +54,8 @@ from ..fields.comparisons import EXACT, MISSING, level_names
 U_PRIOR = 0.5
 M_PRIOR = 0.5
 MAX_ROUNDS = 500
+# A key's training round counts only with at least this many expected matches.
+MIN_ROUND_MATCHES = 20.0
 TOLERANCE = 1e-7
 # A value's share of the index is taken as at least this many records' worth,
 # so one rare value is strong evidence, never proof.
@@ -276,9 +280,68 @@ class Patterns:
         return cls(levels[first].astype(np.int16), counts.astype(np.float64), bits[first], len(levels))
 
 
+@dataclass(frozen=True)
+class Round:
+    """One key's candidates (as :class:`Patterns`) and the units its key
+    reads (``left_out``): a training round of :func:`fit` on them."""
+
+    patterns: Patterns
+    left_out: frozenset[int]
+
+
+def _start(kinds: Sequence[str]) -> list[np.ndarray]:
+    """Matches agreeing exactly in most fields: m of the exact level 0.8 of
+    what is not missing, the rest spread over the other levels."""
+    m = []
+    for kind in kinds:
+        count = len(level_names(kind))
+        start = np.full(count, 0.2 / max(count - 2, 1))
+        start[EXACT] = 0.8
+        start[MISSING] = 1.0
+        m.append(start)
+    return m
+
+
+def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[np.ndarray], lam: float,
+        total_pairs: float, *, scored: Sequence[int], learned: Sequence[int], usable_for: Sequence[np.ndarray] | None,
+        found_share: float = 1.0) -> tuple[list[np.ndarray], float, int]:
+    """EM on ``found``'s patterns, u held fixed: a pair's posterior from the
+    ``scored`` units and ``lam`` (the matches' share of ``total_pairs``),
+    then m of the ``learned`` units (each from its ``usable_for`` patterns)
+    and ``lam``, until they settle. Returns m, lam and the rounds run."""
+    patterns, counts = found.levels, found.counts
+    rounds = 0
+    if not len(patterns):
+        return m, lam, rounds
+    ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
+    for rounds in range(1, MAX_ROUNDS + 1):
+        score = np.full(len(patterns), math.log(lam / (1 - lam)))
+        for f in scored:
+            score += ratios[f][patterns[:, f].astype(np.int64)]
+        weight = counts / (1.0 + np.exp(-score))
+        matches = weight.sum() / max(found_share, 1e-3)
+        new_lam = float(np.clip(matches / total_pairs, EDGE / total_pairs, 1 - EDGE))
+        new_m = list(m)
+        for f in learned:
+            size = len(level_names(kinds[f]))
+            mask = usable_for[f] if usable_for is not None else slice(None)
+            per = np.bincount(patterns[mask, f].astype(np.int64), weights=weight[mask], minlength=size)[:size]
+            per[MISSING] = 0.0
+            per[1:] += M_PRIOR
+            shares = per / per[1:].sum()
+            shares[MISSING] = 1.0
+            new_m[f] = shares
+        change = max(abs(math.log(new_lam / lam)), *(float(np.abs(a - b).max()) for a, b in zip(new_m, m)))
+        m, lam = new_m, new_lam
+        ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
+        if change < TOLERANCE:
+            break
+    return m, lam, rounds
+
+
 def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[str], kinds: Sequence[str], *,
         total_pairs: float, usable: np.ndarray | None = None, random_pairs: int = 0, min_share: float = 0.0,
-        found_share: float = 1.0) -> FieldModel:
+        found_share: float = 1.0, rounds: Sequence[Round] = ()) -> FieldModel:
     """m and the prior by EM on the candidates' ``levels`` (pairs x fields), u held fixed.
 
     The prior is that of any pair of records (matches over ``total_pairs``,
@@ -292,60 +355,54 @@ def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[
     candidates: the prior counts the others too. ``levels`` may be given
     as their :class:`Patterns` already (``usable`` is then read from them).
 
+    Each of ``rounds`` (a key's candidates) is fitted once more on its own,
+    its key's units left out of the pairs' scores and of what is learned
+    (splink's training on a blocking rule): there the look-alikes other
+    keys bring (two records sharing a rare price and an agent, their ids
+    different) are absent or few among many matches, and end as
+    non-matches. Non-matches taken for matches make matches look less
+    alike in every field no key chose them by, so each unit's m is the
+    estimate, of the fit on all candidates and of each round with at least
+    ``MIN_ROUND_MATCHES`` expected matches, whose matches agree exactly
+    most often; the prior is then fitted again to all candidates with m
+    held.
+
     Runs on the distinct level patterns with their counts (a million
     candidates of 15 fields have a few thousand), so a round costs the
-    patterns, not the pairs; at most ``MAX_ROUNDS`` rounds.
+    patterns, not the pairs; at most ``MAX_ROUNDS`` rounds an EM.
 
     Returns:
-        The fitted model. Starts from matches agreeing exactly in most
-        fields (m of the exact level 0.8 of what is not missing, the rest
-        spread over the other levels) and a tenth of the candidates.
+        The fitted model. Each EM starts from matches agreeing exactly in
+        most fields, the fit on all candidates from a tenth of them as
+        matches, a round (mostly matches, being one key's) from half.
     """
     found = levels if isinstance(levels, Patterns) else Patterns.of(levels, usable)
-    patterns, counts, bits = found.levels, found.counts, found.bits
     fields = len(kinds)
-    m = []
-    for kind in kinds:
-        count = len(level_names(kind))
-        start = np.full(count, 0.2 / max(count - 2, 1))
-        start[EXACT] = 0.8
-        start[MISSING] = 1.0
-        m.append(start)
     u = [np.asarray(x, np.float64) for x in u]
     total_pairs = max(float(total_pairs), 1.0)
     lam = min(0.1 * max(found.pairs, 1) / total_pairs, 0.5)
-    rounds = 0
-    if len(patterns):
-        usable_for = [((bits >> f) & 1).astype(bool) if found.bits.any() else np.ones(len(patterns), bool)
-                      for f in range(fields)]
-        usable_for = [mask if (counts[mask].sum() > 0) else np.ones(len(patterns), bool) for mask in usable_for]
-        ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
-        for rounds in range(1, MAX_ROUNDS + 1):
-            score = np.full(len(patterns), math.log(lam / (1 - lam)))
-            for f in range(fields):
-                score += ratios[f][patterns[:, f].astype(np.int64)]
-            posterior = 1.0 / (1.0 + np.exp(-score))
-            weight = counts * posterior
-            matches = weight.sum() / max(found_share, 1e-3)
-            new_lam = float(np.clip(matches / total_pairs, EDGE / total_pairs, 1 - EDGE))
-            new_m = []
-            for f, kind in enumerate(kinds):
-                size = len(level_names(kind))
-                mask = usable_for[f]
-                per = np.bincount(patterns[mask, f].astype(np.int64), weights=weight[mask], minlength=size)[:size]
-                per[MISSING] = 0.0
-                per[1:] += M_PRIOR
-                shares = per / per[1:].sum()
-                shares[MISSING] = 1.0
-                new_m.append(shares)
-            change = max(abs(math.log(new_lam / lam)), *(float(np.abs(a - b).max()) for a, b in zip(new_m, m)))
-            m, lam = new_m, new_lam
-            ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
-            if change < TOLERANCE:
-                break
+    counts, bits = found.counts, found.bits
+    usable_for = [((bits >> f) & 1).astype(bool) if bits.any() else np.ones(len(counts), bool) for f in range(fields)]
+    usable_for = [mask if (counts[mask].sum() > 0) else np.ones(len(counts), bool) for mask in usable_for]
+    every = list(range(fields))
+    m, lam, ran = _em(found, u, kinds, _start(kinds), lam, total_pairs, scored=every, learned=every,
+                      usable_for=usable_for, found_share=found_share)
+    estimates = [[x] for x in m]
+    for training in rounds:
+        kept = [f for f in every if f not in training.left_out]
+        pairs = max(training.patterns.pairs, 1)
+        learned, share, _ = _em(training.patterns, u, kinds, _start(kinds), 0.5, float(pairs), scored=kept,
+                                learned=kept, usable_for=None)
+        if share * pairs >= MIN_ROUND_MATCHES:
+            for f in kept:
+                estimates[f].append(learned[f])
+    if rounds:
+        m = [max(found_m, key=lambda x: float(x[EXACT])) for found_m in estimates]
+        m, lam, _ = _em(found, u, kinds, m, lam, total_pairs, scored=every, learned=(), usable_for=None,
+                        found_share=found_share)
     return FieldModel(names=tuple(names), kinds=tuple(kinds), m=tuple(tuple(x.tolist()) for x in m),
                       u=tuple(tuple(x.tolist()) for x in u), prior=lam, pairs=found.pairs,
-                      random_pairs=random_pairs, rounds=rounds, min_share=min_share, total_pairs=total_pairs)
+                      random_pairs=random_pairs, rounds=ran, min_share=min_share, total_pairs=total_pairs)
 
 
-__all__ = ["FieldModel", "Patterns", "ambiguity", "chance", "fit", "probability"]
+__all__ = ["FieldModel", "Patterns", "Round", "ambiguity", "chance", "fit", "probability"]

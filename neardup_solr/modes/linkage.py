@@ -37,7 +37,7 @@ import numpy as np
 
 from ..fields.comparisons import EXACT, MISSING, Column, compare, joint, joint_kind
 from ..match.explanations import Explanation, Step
-from ..match.fieldmodel import FieldModel, Patterns, ambiguity, chance, fit
+from ..match.fieldmodel import FieldModel, Patterns, Round, ambiguity, chance, fit
 from ..fields.values import FieldProfile
 from ..fields.keys import (Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs,
                           missed_share)
@@ -248,6 +248,19 @@ def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]
     return usable
 
 
+def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]], levels: np.ndarray) -> list[Round]:
+    """Each key's candidates as a training round of the model
+    (:class:`~neardup_solr.match.fieldmodel.Round`), the units reading its
+    fields left out. Costs a sort of each key's candidates' levels."""
+    rounds = []
+    for k, key in enumerate(keys):
+        mine = ((found.bits >> (k + 1)) & 1) == 1
+        if mine.any():
+            left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.fields))
+            rounds.append(Round(Patterns.of(levels[mine]), left_out))
+    return rounds
+
+
 # Fields whose exact agreements among random pairs come together this many
 # times more often than if they were independent are dependent (a city and
 # its state, a postcode and its city), and are compared together.
@@ -404,10 +417,12 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     min_share = 2.0 / max(len(records), 2)
     filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
     patterns = Patterns.of(levels, usable)
+    rounds = key_rounds(found, keys, units, levels)
 
     def fitted(found_share: float = 1.0) -> FieldModel:
         return replace(fit(patterns, u, names, unit_kinds, total_pairs=total, random_pairs=len(random_left),
-                           min_share=min_share, found_share=found_share), filled=filled, units=tuple(units))
+                           min_share=min_share, found_share=found_share, rounds=rounds),
+                       filled=filled, units=tuple(units))
 
     model = fitted()
     shares = unit_shares(shares_of(records.columns, found.left), units)

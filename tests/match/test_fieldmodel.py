@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from neardup_solr.match import explanations
 from neardup_solr.fields.comparisons import level_names
-from neardup_solr.match.fieldmodel import UNSURE, FieldModel, ambiguity, chance, fit, probability
+from neardup_solr.match.fieldmodel import UNSURE, FieldModel, Patterns, Round, ambiguity, chance, fit, probability
 from neardup_solr.match.summary import FieldSummary, ReportSummary
 
 KINDS = ("name", "code", "category")
@@ -185,3 +185,31 @@ def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones()
     found = {tuple(names[f] for f in unit) for unit in units_of(levels.astype(np.int8), len(rows))}
     assert ("city", "state") in found
     assert ("name",) in found and ("addr",) in found and ("kind",) in found
+
+
+def test_look_alikes_one_key_brings_end_as_non_matches_in_the_rounds_of_the_other_keys():
+    rng = np.random.default_rng(11)
+    kinds = ("code", "name", "code", "code")  # an identifier, a name, a price, an agent
+    m = [np.array([0, 0.99, 0.004, 0.003, 0.003]), M[0], np.array([0, 0.97, 0.01, 0.01, 0.01]),
+         np.array([0, 0.97, 0.01, 0.01, 0.01])]
+    u = [np.array([0, 0.0005, 0.01, 0.03, 0.9595]), U[0], np.array([0, 0.001, 0.02, 0.05, 0.929]),
+         np.array([0, 0.002, 0.02, 0.05, 0.928])]
+    matches = draw(rng, m, 1_000)
+    # Another listing by the same agent at the same price, its identifier different, its name not given.
+    look_alikes = np.tile(np.array([[4, 0, 1, 1]], np.int8), (150, 1))
+    levels = np.concatenate([matches, look_alikes])
+    chance_u = chance(draw(rng, u, 1_000_000), kinds)
+    # Keys on the identifier and on the name found the matches; a key on the price found them and the look-alikes.
+    by_id = Round(Patterns.of(matches), frozenset({0}))
+    by_name = Round(Patterns.of(matches), frozenset({1}))
+    by_price = Round(Patterns.of(levels), frozenset({2}))
+    names = ["id", "name", "price", "agent"]
+    alone = fit(levels, chance_u, names, kinds, total_pairs=5_000_000)
+    rounds = fit(levels, chance_u, names, kinds, total_pairs=5_000_000, rounds=[by_id, by_name, by_price])
+    # On all candidates at once the look-alikes teach EM that matches' identifiers differ, and pass as matches;
+    assert alone.probabilities(look_alikes).min() > 0.5 and alone.m[0][4] > 0.1
+    # the name's key, which brings none of them, learns from its matches alone that they do not.
+    p = rounds.probabilities(levels)
+    assert p[:1_000].mean() > 0.99 and p[1_000:].max() < 0.5
+    assert rounds.m[0][4] < 0.01
+    assert p.sum() == pytest.approx(1_000, rel=0.05)
