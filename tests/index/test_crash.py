@@ -247,8 +247,11 @@ def test_ctrl_c_in_the_first_second_of_index_is_one_line(core, records_file, tmp
     time.sleep(after)
     stderr = interrupted(run)
     assert run.returncode == 130, stderr
-    # One line; click puts a line break before it, past the ^C a terminal shows.
-    assert stderr.lstrip("\n") == "neardup: interrupted\n", stderr
+    # One line; click puts a line break before it, past the ^C a terminal shows. On a quick machine the
+    # banding may have been chosen and said by then: that line, and nothing else, may come before it.
+    said = stderr.lstrip("\n").splitlines()
+    assert said[-1] == "neardup: interrupted" and stderr.endswith("\n"), stderr
+    assert all(line.startswith("bands: ") or not line for line in said[:-1]), stderr
     assert Solr(core.url).count() == KEPT and leftovers(core) == set()
 
 
