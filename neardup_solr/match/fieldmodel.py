@@ -13,8 +13,12 @@ the prior ``lambda`` (the share of matches among the candidates)::
     w = log2(lambda / (1 - lambda)) + sum_f log2(m_f(l_f) / u_f(l_f))
     p = 2^w / (1 + 2^w)
 
-A missing value (level 0) weighs nothing. The terms of the sum are the
-pair's explanation (:meth:`FieldModel.explain`).
+A value missing on either side (level 0) is a level like the others: it
+weighs what it is measured to say, nothing where matches miss a field as
+often as random pairs do, against where matches seldom miss it (the sparse
+record that shares a rare price and an agent with a full one, and nothing
+more). Models saved before kept it at 1 and 1, weighing nothing. The terms
+of the sum are the pair's explanation (:meth:`FieldModel.explain`).
 
 - **u is measured, not learned from the candidates.** Almost every random
   pair of records is a non-match whatever the data, so ``u`` is each
@@ -82,8 +86,9 @@ UNSURE = 0.05
 class FieldModel:
     """A fitted Fellegi-Sunter model of ``names`` fields of ``kinds``.
 
-    ``m[f][l]`` and ``u[f][l]`` are level l's probability (l >= 1; index 0
-    is the missing level, kept as 1 and 1) among matches and non-matches;
+    ``m[f][l]`` and ``u[f][l]`` are level l's probability (index 0 is the
+    missing level: 1 and 1 in a model saved before it was measured) among
+    matches and non-matches;
     ``prior`` the share of matches among all pairs of records (there were
     ``total_pairs``); ``pairs`` how many candidates it was fitted to,
     ``random_pairs`` how many random pairs measured u, and ``filled`` how
@@ -116,13 +121,16 @@ class FieldModel:
     def levels(self) -> tuple[tuple[str, ...], ...]:
         return tuple(level_names(kind) for kind in self.kinds)
 
+    def agreement(self, f: int) -> float:
+        """The chance that a match agrees exactly on unit ``f`` where both records fill it."""
+        m = self.m[f]
+        return float(m[EXACT] / (1.0 - m[MISSING])) if m[MISSING] < 1.0 else float(m[EXACT])
+
     def log2_ratios(self) -> list[np.ndarray]:
-        """Each field's level weights ``log2(m / u)`` (0 for missing)."""
+        """Each field's level weights ``log2(m / u)``."""
         found = []
         for m, u in zip(self.m, self.u):
-            ratio = np.zeros(len(m))
-            ratio[MISSING + 1:] = np.log2(np.asarray(m[MISSING + 1:]) / np.asarray(u[MISSING + 1:]))
-            found.append(ratio)
+            found.append(np.log2(np.asarray(m) / np.asarray(u)))
         return found
 
     @property
@@ -148,7 +156,9 @@ class FieldModel:
         if share is not None:
             exact = level == EXACT
             if exact.any():
-                adjusted = np.log2(self.m[f][EXACT] / np.maximum(share[exact], self.min_share))
+                # u of agreeing on this value: both records fill the field, and the other holds it too.
+                filled = 1.0 - self.u[f][MISSING] if self.u[f][MISSING] < 1.0 else 1.0  # 1: a model of before
+                adjusted = np.log2(self.m[f][EXACT] / (filled * np.maximum(share[exact], self.min_share)))
                 weight = weight.copy()
                 weight[exact] = adjusted
         return weight
@@ -230,17 +240,14 @@ def ambiguity(probabilities: np.ndarray) -> float:
 
 def chance(levels: np.ndarray, kinds: Sequence[str]) -> list[np.ndarray]:
     """u: each field's level shares among random pairs' ``levels`` (pairs x
-    fields), the missing level apart (its entry is 1), each level given
-    ``U_PRIOR`` pairs more."""
+    fields), the missing level one of them, each level given ``U_PRIOR``
+    pairs more."""
     found = []
     for f, kind in enumerate(kinds):
         count = len(level_names(kind))
         counts = np.bincount(levels[:, f].astype(np.int64), minlength=count)[:count].astype(np.float64)
-        counts[MISSING] = 0.0
-        counts[1:] += U_PRIOR
-        shares = counts / counts[1:].sum()
-        shares[MISSING] = 1.0
-        found.append(shares)
+        counts += U_PRIOR
+        found.append(counts / counts.sum())
     return found
 
 
@@ -290,14 +297,13 @@ class Round:
 
 
 def _start(kinds: Sequence[str]) -> list[np.ndarray]:
-    """Matches agreeing exactly in most fields: m of the exact level 0.8 of
-    what is not missing, the rest spread over the other levels."""
+    """Matches agreeing exactly in most fields: m of the exact level 0.8,
+    the rest spread over the other levels (missing one of them)."""
     m = []
     for kind in kinds:
         count = len(level_names(kind))
-        start = np.full(count, 0.2 / max(count - 2, 1))
+        start = np.full(count, 0.2 / max(count - 1, 1))
         start[EXACT] = 0.8
-        start[MISSING] = 1.0
         m.append(start)
     return m
 
@@ -326,11 +332,8 @@ def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[
             size = len(level_names(kinds[f]))
             mask = usable_for[f] if usable_for is not None else slice(None)
             per = np.bincount(patterns[mask, f].astype(np.int64), weights=weight[mask], minlength=size)[:size]
-            per[MISSING] = 0.0
-            per[1:] += M_PRIOR
-            shares = per / per[1:].sum()
-            shares[MISSING] = 1.0
-            new_m[f] = shares
+            per += M_PRIOR
+            new_m[f] = per / per.sum()
         change = max(abs(math.log(new_lam / lam)), *(float(np.abs(a - b).max()) for a, b in zip(new_m, m)))
         m, lam = new_m, new_lam
         ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]

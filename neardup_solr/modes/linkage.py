@@ -343,7 +343,7 @@ def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], f
         mask = filled & (((usable >> unit_of[f]) & 1) == 1)
         weight = posterior[mask]
         agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
-            else float(model.m[unit_of[f]][EXACT])
+            else model.agreement(unit_of[f])
     return agree
 
 

@@ -69,9 +69,19 @@ def test_a_fit_without_matches_says_it_cannot_tell():
     assert model.probabilities(levels).sum() < 20
 
 
+# Field a is missing in one of twenty matches and in one of five random pairs; b and c in one of ten of either.
+M_MISSING, U_MISSING = 0.05, 0.2
+
+
+def _with_missing(shares: np.ndarray, missing: float) -> tuple[float, ...]:
+    return (missing, *(shares[1:] * (1 - missing)).tolist())
+
+
 def _model() -> FieldModel:
-    return FieldModel(names=("a", "b", "c"), kinds=KINDS, m=tuple(tuple(x.tolist()) for x in M),
-                      u=tuple(tuple(x.tolist()) for x in U), prior=1e-5, min_share=1e-6)
+    return FieldModel(names=("a", "b", "c"), kinds=KINDS,
+                      m=(_with_missing(M[0], M_MISSING), *(_with_missing(x, 0.1) for x in M[1:])),
+                      u=(_with_missing(U[0], U_MISSING), *(_with_missing(x, 0.1) for x in U[1:])), prior=1e-5,
+                      min_share=1e-6)
 
 
 @settings(max_examples=200, deadline=None)
@@ -94,10 +104,28 @@ def test_agreeing_on_a_rare_value_weighs_more():
     exact = np.array([[1, 0, 0]], np.int8)
     common, rare, rarest = (float(model.weights(exact, np.array([[share, 1, 1]]))[0]) for share in (0.1, 1e-4, 1e-9))
     assert common < rare < rarest
-    # A value's share counts as at least min_share: one rare value is evidence, not proof.
-    assert rarest == pytest.approx(model.prior_weight + math.log2(0.7 / 1e-6))
+    # A value's share counts as at least min_share: one rare value is evidence, not proof. Its chance is
+    # that of both records filling the field, and the other holding the value.
+    m_exact = 0.7 * (1 - M_MISSING)
+    assert rarest == pytest.approx(model.prior_weight + math.log2(m_exact / ((1 - U_MISSING) * 1e-6)))
     # Without the shares, the exact level weighs by u.
-    assert float(model.weights(exact)[0]) == pytest.approx(model.prior_weight + math.log2(0.7 / 0.002))
+    assert float(model.weights(exact)[0]) == pytest.approx(
+        model.prior_weight + math.log2(m_exact / (0.002 * (1 - U_MISSING))))
+    # A field left empty weighs what matches and random pairs say of it: here matches seldom leave it empty.
+    missing = np.array([[0, 0, 0]], np.int8)
+    assert float(model.weights(missing)[0]) == pytest.approx(model.prior_weight + math.log2(M_MISSING / U_MISSING))
+
+
+def test_a_model_saved_before_missing_was_measured_scores_as_it_did():
+    # Such a model kept the missing level at 1 and 1, its other levels the shares among filled pairs.
+    old = FieldModel(names=("a", "b", "c"), kinds=KINDS, m=tuple((1.0, *x[1:].tolist()) for x in M),
+                     u=tuple((1.0, *x[1:].tolist()) for x in U), prior=1e-5, min_share=1e-6)
+    old = FieldModel.from_dict(old.to_dict())
+    assert float(old.weights(np.array([[0, 0, 0]], np.int8))[0]) == pytest.approx(old.prior_weight)
+    exact = np.array([[1, 0, 0]], np.int8)
+    assert float(old.weights(exact, np.array([[1e-4, 1, 1]]))[0]) == pytest.approx(
+        old.prior_weight + math.log2(0.7 / 1e-4))
+    assert old.agreement(0) == pytest.approx(0.7)
     assert probability(0.0) == 0.5
 
 
@@ -190,10 +218,11 @@ def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones()
 def test_look_alikes_one_key_brings_end_as_non_matches_in_the_rounds_of_the_other_keys():
     rng = np.random.default_rng(11)
     kinds = ("code", "name", "code", "code")  # an identifier, a name, a price, an agent
-    m = [np.array([0, 0.99, 0.004, 0.003, 0.003]), M[0], np.array([0, 0.97, 0.01, 0.01, 0.01]),
-         np.array([0, 0.97, 0.01, 0.01, 0.01])]
-    u = [np.array([0, 0.0005, 0.01, 0.03, 0.9595]), U[0], np.array([0, 0.001, 0.02, 0.05, 0.929]),
-         np.array([0, 0.002, 0.02, 0.05, 0.928])]
+    # The name is left empty in one of fifty matches and in one of five random pairs.
+    m = [np.array([0, 0.99, 0.004, 0.003, 0.003]), np.array(_with_missing(M[0], 0.02)),
+         np.array([0, 0.97, 0.01, 0.01, 0.01]), np.array([0, 0.97, 0.01, 0.01, 0.01])]
+    u = [np.array([0, 0.0005, 0.01, 0.03, 0.9595]), np.array(_with_missing(U[0], 0.2)),
+         np.array([0, 0.001, 0.02, 0.05, 0.929]), np.array([0, 0.002, 0.02, 0.05, 0.928])]
     matches = draw(rng, m, 1_000)
     # Another listing by the same agent at the same price, its identifier different, its name not given.
     look_alikes = np.tile(np.array([[4, 0, 1, 1]], np.int8), (150, 1))
@@ -213,3 +242,19 @@ def test_look_alikes_one_key_brings_end_as_non_matches_in_the_rounds_of_the_othe
     assert p[:1_000].mean() > 0.99 and p[1_000:].max() < 0.5
     assert rounds.m[0][4] < 0.01
     assert p.sum() == pytest.approx(1_000, rel=0.05)
+
+
+def test_em_measures_how_often_matches_leave_a_field_empty():
+    rng = np.random.default_rng(12)
+    # Field a is empty in one of fifty matches and in three of ten other pairs.
+    m = [np.array(_with_missing(M[0], 0.02)), *M[1:]]
+    u = [np.array(_with_missing(U[0], 0.3)), *U[1:]]
+    matches, others = 3_000, 30_000
+    levels = np.concatenate([draw(rng, m, matches), draw(rng, u, others)])
+    model = fit(levels, chance(draw(rng, u, 1_000_000), KINDS), ["a", "b", "c"], KINDS, total_pairs=matches + others)
+    assert model.m[0][0] == pytest.approx(0.02, abs=0.006) and model.u[0][0] == pytest.approx(0.3, abs=0.005)
+    # An empty field weighs against, by as much as it says: log2(0.02 / 0.3), about -3.9 bits.
+    weights = model.log2_ratios()[0]
+    assert weights[0] == pytest.approx(math.log2(0.02 / 0.3), abs=0.5)
+    p = model.probabilities(levels)
+    assert p.sum() == pytest.approx(matches, rel=0.03)
