@@ -363,8 +363,9 @@ def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[
     (splink's training on a blocking rule): there the look-alikes other
     keys bring (two records sharing a rare price and an agent, their ids
     different) are absent or few among many matches, and end as
-    non-matches. Non-matches taken for matches make matches look less
-    alike in every field no key chose them by, so each unit's m is the
+    non-matches. Non-matches taken for matches mostly make matches look
+    less alike in the fields no key chose them by (not always: a chain's
+    branches, brought by a name key, share the city), so each unit's m is the
     estimate, of the fit on all candidates and of each round with at least
     ``MIN_ROUND_MATCHES`` expected matches, whose matches agree exactly
     most often; the prior is then fitted again to all candidates with m
