@@ -58,8 +58,12 @@ from ..fields.comparisons import EXACT, MISSING, level_names
 U_PRIOR = 0.5
 M_PRIOR = 0.5
 MAX_ROUNDS = 500
-# A key's training round counts only with at least this many expected matches.
+# A key's training round counts only with at least this many expected matches,
+# and only if it finds no more than this share more of them among its pairs
+# than the fit on all candidates finds there: scoring on fewer fields, a round
+# that finds more has taken look-alikes for matches (a chain's branches).
 MIN_ROUND_MATCHES = 20.0
+ROUND_EXCESS = 0.1
 TOLERANCE = 1e-7
 # A value's share of the index is taken as at least this many records' worth,
 # so one rare value is strong evidence, never proof.
@@ -308,6 +312,15 @@ def _start(kinds: Sequence[str]) -> list[np.ndarray]:
     return m
 
 
+def _posterior(patterns: np.ndarray, m: Sequence[np.ndarray], u: Sequence[np.ndarray], lam: float,
+               scored: Sequence[int]) -> np.ndarray:
+    """Each pattern's chance of a match from its ``scored`` units and the prior ``lam``."""
+    score = np.full(len(patterns), math.log(lam / (1 - lam)))
+    for f in scored:
+        score += np.log(m[f] / u[f])[patterns[:, f].astype(np.int64)]
+    return 1.0 / (1.0 + np.exp(-score))
+
+
 def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[np.ndarray], lam: float,
         total_pairs: float, *, scored: Sequence[int], learned: Sequence[int], usable_for: Sequence[np.ndarray] | None,
         found_share: float = 1.0) -> tuple[list[np.ndarray], float, int]:
@@ -319,12 +332,8 @@ def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[
     rounds = 0
     if not len(patterns):
         return m, lam, rounds
-    ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
     for rounds in range(1, MAX_ROUNDS + 1):
-        score = np.full(len(patterns), math.log(lam / (1 - lam)))
-        for f in scored:
-            score += ratios[f][patterns[:, f].astype(np.int64)]
-        weight = counts / (1.0 + np.exp(-score))
+        weight = counts * _posterior(patterns, m, u, lam, scored)
         matches = weight.sum() / max(found_share, 1e-3)
         new_lam = float(np.clip(matches / total_pairs, EDGE / total_pairs, 1 - EDGE))
         new_m = list(m)
@@ -336,7 +345,6 @@ def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[
             new_m[f] = per / per.sum()
         change = max(abs(math.log(new_lam / lam)), *(float(np.abs(a - b).max()) for a, b in zip(new_m, m)))
         m, lam = new_m, new_lam
-        ratios = [np.log(mf / uf) for mf, uf in zip(m, u)]
         if change < TOLERANCE:
             break
     return m, lam, rounds
@@ -367,8 +375,9 @@ def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[
     less alike in the fields no key chose them by (not always: a chain's
     branches, brought by a name key, share the city), so each unit's m is the
     estimate, of the fit on all candidates and of each round with at least
-    ``MIN_ROUND_MATCHES`` expected matches, whose matches agree exactly
-    most often; the prior is then fitted again to all candidates with m
+    ``MIN_ROUND_MATCHES`` expected matches and at most ``ROUND_EXCESS``
+    more than that fit finds among the round's pairs, whose matches agree
+    exactly most often; the prior is then fitted again to all candidates with m
     held.
 
     Runs on the distinct level patterns with their counts (a million
@@ -397,7 +406,9 @@ def fit(levels: np.ndarray | Patterns, u: Sequence[np.ndarray], names: Sequence[
         pairs = max(training.patterns.pairs, 1)
         learned, share, _ = _em(training.patterns, u, kinds, _start(kinds), 0.5, float(pairs), scored=kept,
                                 learned=kept, usable_for=None)
-        if share * pairs >= MIN_ROUND_MATCHES:
+        matches = share * pairs
+        found_there = float((training.patterns.counts * _posterior(training.patterns.levels, m, u, lam, every)).sum())
+        if MIN_ROUND_MATCHES <= matches <= found_there * (1.0 + ROUND_EXCESS):
             for f in kept:
                 estimates[f].append(learned[f])
     if rounds:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.match import explanations
+from neardup_solr.match import explanations, fieldmodel
 from neardup_solr.fields.comparisons import level_names
 from neardup_solr.match.fieldmodel import UNSURE, FieldModel, Patterns, Round, ambiguity, chance, fit, probability
 from neardup_solr.match.summary import FieldSummary, ReportSummary
@@ -258,3 +258,23 @@ def test_em_measures_how_often_matches_leave_a_field_empty():
     assert weights[0] == pytest.approx(math.log2(0.02 / 0.3), abs=0.5)
     p = model.probabilities(levels)
     assert p.sum() == pytest.approx(matches, rel=0.03)
+
+
+def test_a_round_that_finds_more_matches_than_the_fit_on_all_candidates_is_not_learned_from(monkeypatch):
+    rng = np.random.default_rng(13)
+    matches, others = draw(rng, M, 1_000), draw(rng, U, 20_000)
+    # A key reading field a brings 200 matches and 600 branches of a chain: their a differs, their b is one edit
+    # apart (837 and 840 2nd ave) and their c, the city, is the same. Scored on b and c alone, the round takes
+    # the branches for matches, and learns that matches agree on c more often than they do.
+    branches = draw(rng, U, 600)
+    branches[:, 1], branches[:, 2] = 2, 1
+    keyed = np.concatenate([matches[:200], branches])
+    levels = np.concatenate([matches, others, branches])
+    u = chance(draw(rng, U, 1_000_000), KINDS)
+    by_a = Round(Patterns.of(keyed), frozenset({0}))
+    alone = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels))
+    model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels), rounds=[by_a])
+    assert model.m[2][1] == pytest.approx(alone.m[2][1]) and model.m[2][1] == pytest.approx(0.95, abs=0.02)
+    monkeypatch.setattr(fieldmodel, "ROUND_EXCESS", math.inf)
+    believed = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels), rounds=[by_a])
+    assert believed.m[2][1] > 0.97
