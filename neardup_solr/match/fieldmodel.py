@@ -54,9 +54,12 @@ import numpy as np
 from ..fields.comparisons import EXACT, MISSING, level_names
 
 # Pseudo-counts added to each level of each class: a level seen among the
-# random pairs (or the matches) zero times keeps a small share.
+# random pairs (or the matches) zero times keeps a small share. Among the
+# matches a tenth of a pair, about half a pair a field spread over its
+# levels: a level none of n matches shows is then about 1 / (10 n) likely,
+# not 1 / (2 n) as with half a pair a level (docs/fields.md).
 U_PRIOR = 0.5
-M_PRIOR = 0.5
+M_PRIOR = 0.1
 MAX_ROUNDS = 500
 # A key's training round counts only with at least this many expected matches,
 # and only if it finds no more than this share more of them among its pairs
