@@ -130,8 +130,7 @@ class FieldModel:
 
     def agreement(self, f: int) -> float:
         """The chance that a match agrees exactly on unit ``f`` where both records fill it."""
-        m = self.m[f]
-        return float(m[EXACT] / (1.0 - m[MISSING])) if m[MISSING] < 1.0 else float(m[EXACT])
+        return float(self.m[f][EXACT] / _filled(self.m[f]))
 
     def log2_ratios(self) -> list[np.ndarray]:
         """Each field's level weights ``log2(m / u)``."""
@@ -164,8 +163,7 @@ class FieldModel:
             exact = level == EXACT
             if exact.any():
                 # u of agreeing on this value: both records fill the field, and the other holds it too.
-                filled = 1.0 - self.u[f][MISSING] if self.u[f][MISSING] < 1.0 else 1.0  # 1: a model of before
-                adjusted = np.log2(self.m[f][EXACT] / (filled * np.maximum(share[exact], self.min_share)))
+                adjusted = np.log2(self.m[f][EXACT] / (_filled(self.u[f]) * np.maximum(share[exact], self.min_share)))
                 weight = weight.copy()
                 weight[exact] = adjusted
         return weight
@@ -225,6 +223,14 @@ class FieldModel:
                    min_share=float(data.get("min_share", 0.0)), filled=tuple(int(x) for x in data.get("filled", ())),
                    total_pairs=float(data.get("total_pairs", 0.0)),
                    units=tuple(tuple(int(f) for f in unit) for unit in data.get("units", ())))
+
+
+def _filled(shares: Sequence[float]) -> float:
+    """The share of pairs whose records both fill the field, of a class
+    whose level ``shares`` these are; 1 in a model saved before the missing
+    level was measured (its entry 1, the other levels' shares then among
+    filled pairs)."""
+    return 1.0 - shares[MISSING] if shares[MISSING] < 1.0 else 1.0
 
 
 def probability(weight: np.ndarray | float) -> np.ndarray | float:
