@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from neardup_solr.match.weighing import weighed_candidates
-from neardup_solr.match.buckets import MAX_BUCKET
+from neardup_solr.lsh.bands import MAX_BUCKET
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.match.kernel import CloseTable, score_pairs
 from neardup_solr.index.schema import TOKENS

@@ -58,7 +58,7 @@ from neardup_solr.index.state import MODEL_PROPERTY
 from neardup_solr.errors import NeardupError
 from neardup_solr.results.evaluate import read_gold
 from neardup_solr.records.readers import RecordReader
-from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.modes.text_search import OnlineSearch
 from neardup_solr.index.local_solr import free_port
 from neardup_solr.index.solr import Solr
 

@@ -63,7 +63,7 @@ from pathlib import Path
 
 import requests
 
-from neardup_solr.match.buckets import MAX_BUCKET
+from neardup_solr.lsh.bands import MAX_BUCKET
 from neardup_solr.errors import NeardupError
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.match.summary import ReportSummary, summary_path

@@ -58,7 +58,7 @@ from neardup_solr.match.summary import ReportSummary, summary_path
 from neardup_solr.results.pairs import read_pairs
 from neardup_solr.records.readers import RecordReader
 from neardup_solr.text.repair import repair
-from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.modes.text_search import OnlineSearch
 from neardup_solr.lsh.signatures import MinHasher
 from neardup_solr.index.solr import Solr
 

@@ -27,29 +27,32 @@ their module names may change from one release to the next.
 
 The pipeline, one folder each, in order (each folder's docstring is its map)::
 
-    records -> text -> fields -> lsh -> index -> match -> results -> modes
+    records -> text -> lsh -> fields -> index -> match -> results -> modes
 
 - ``records``: files, standard input and tables in, as records (id, text, fields);
 - ``text``: the reference normalization, repairs, shingles, and the words
   and shingles a text is searched and verified by;
-- ``fields``: what a field holds, its normal form, how two of its values
-  agree, and the keys that make candidates of field records;
 - ``lsh``: MinHash signatures and LSH bands;
+- ``fields``: field matching in one place: what a field holds, its normal
+  form, how two of its values agree, the keys that make candidates of
+  field records, and the Fellegi-Sunter model fitted to them;
 - ``index``: Solr: the client, the schema, one document per record, the
   writer, what the index keeps about itself, the banding chosen from a
   sample, the local Solr and SolrCloud;
-- ``match``: candidates, their verification (compiled kernel), the match
-  models and what a report says of them, explanations;
+- ``match``: candidates of texts, their verification (compiled kernel),
+  the text model, the models kept with the index and what a report says
+  of them;
 - ``results``: pairs, clusters, labels, evaluation, files and tables out,
   the HTML page and plots;
-- ``modes``: the default mode in bulk (texts and field records), the online
-  search, the reference workflow;
+- ``modes``: the default mode's report and online search, for records of
+  one text and of fields, and the reference workflow;
 - ``api``: :class:`NearDuplicates`, the public API; ``service``: the API over
   HTTP with its review page; ``cli``: the ``neardup`` command.
 
-Beside them: ``errors`` (what the calls report), ``extras`` (optional
-packages), ``progress``, ``parallel``, ``compiled`` (numba's switch) and
-``files`` (atomic writes, whole reads).
+Beside them: ``errors`` (what the calls report), ``evidence`` (why a pair
+has its probability, step by step), ``extras`` (optional packages),
+``progress``, ``parallel``, ``compiled`` (numba's switch) and ``files``
+(atomic writes, whole reads).
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ from typing import Any
 # that importing the package (as the command line does first) costs nothing:
 # numba and numpy come with the first of them.
 _PUBLIC = {
-    "NearDuplicates": "api", "Verified": "modes.bulk", "Cluster": "results.clusters", "Clusters": "results.clusters",
-    "Pair": "match.pair", "Record": "records.record", "Match": "modes.search", "Matches": "results.outputs",
+    "NearDuplicates": "api", "Verified": "modes.text_report", "Cluster": "results.clusters", "Clusters": "results.clusters",
+    "Pair": "results.pairs", "Record": "records.record", "Match": "modes.text_search", "Matches": "results.outputs",
     "ClusterScore": "results.evaluate", "cluster_scores": "results.evaluate",
     **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
                                    "TooFewSignatures", "MissingExtra", "NeardupWarning")},

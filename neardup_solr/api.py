@@ -30,14 +30,13 @@ from dataclasses import replace as dataclass_replace
 from itertools import chain, islice
 from typing import Union
 
-from .lsh.bands import Choice
-from .modes.bulk import Verified, lsh_pairs
+from .lsh.bands import MAX_BUCKET, Choice
+from .modes.text_report import Verified, lsh_pairs
 from .match.candidates import MINHASH, SHINGLES
 from .results.clusters import Clusters, cluster_pairs, clusters_of_groups
-from .match.buckets import MAX_BUCKET
 from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
 from .index.writer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
-from .modes.linkage import Linked, field_clusters, field_pairs
+from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
@@ -47,10 +46,10 @@ from .records.readers import RecordReader
 from .modes.reference import reference_pairs
 from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
 from .index.schema import ID, RECORD_FIELDS, TEXT
-from .modes.search import OnlineSearch, pairs_with
-from .modes.fieldsearch import FieldSearch
-from .match import explanations
-from .match.explanations import Explanation
+from .modes.text_search import OnlineSearch, pairs_with
+from .modes.field_search import FieldSearch
+from .evidence import Explanation
+from .match.text_explanation import of_text
 from .index.documents import record_of
 from .index.solr import DEFAULT_URL, Solr, term
 from .index.state import IndexSettings, Stamp, mark_replacing, stamp
@@ -474,8 +473,8 @@ class NearDuplicates:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
-        columns) are compared field by field (:mod:`neardup_solr.modes.linkage`);
-        records of one text, by their text similarity (:mod:`neardup_solr.modes.bulk`).
+        columns) are compared field by field (:mod:`neardup_solr.modes.field_report`);
+        records of one text, by their text similarity (:mod:`neardup_solr.modes.text_report`).
 
         Args:
             link: only pairs across sources (records indexed with different
@@ -502,8 +501,8 @@ class NearDuplicates:
                 weights of its match weight (:meth:`explain` gives them whole).
 
         Returns:
-            A :class:`~neardup_solr.modes.linkage.Linked` for records of fields, or a
-            :class:`~neardup_solr.modes.bulk.Verified`: iterate it for the pairs
+            A :class:`~neardup_solr.modes.field_report.Linked` for records of fields, or a
+            :class:`~neardup_solr.modes.text_report.Verified`: iterate it for the pairs
             (``a``, ``b``, ``distance``, ``similarity``, ``probability``),
             smaller id first; ``model`` and ``cut`` say how they were kept.
             Costs one terms request per band, about one request per 5,000
@@ -586,7 +585,7 @@ class NearDuplicates:
                 them, with or without an ``id``, or a
                 :class:`~neardup_solr.records.record.Record`), looked up field by
                 field with the model the last :meth:`pairs` kept, as a
-                report compares it (:mod:`neardup_solr.modes.fieldsearch`).
+                report compares it (:mod:`neardup_solr.modes.field_search`).
             exclude: an id left out (the text's own record; ``source/id``
                 for a record of a source).
             source: only records of this source (default: every record).
@@ -626,7 +625,7 @@ class NearDuplicates:
     def explain(self, a: str, b: str) -> Explanation:
         """Why the pair of indexed records ``a`` and ``b`` has its
         probability: the steps of its match weight under the model the last
-        :meth:`pairs` kept (:mod:`neardup_solr.match.explanations`): for records of
+        :meth:`pairs` kept (:mod:`neardup_solr.evidence`): for records of
         fields the prior and each field's level, values and weight; for
         records of one text, their similarity and their numbers'
         agreement. The steps add up to the probability a report gives the
@@ -655,11 +654,10 @@ class NearDuplicates:
             def shown(values: Mapping[str, str]) -> list[str]:
                 return [" / ".join(values.get(names[f], "") for f in unit) for unit in fields.model.field_units]
 
-            return explanations.of_fields(a, b, fields.model, levels[0].tolist(), shares[0].tolist(),
-                                          shown(values_a), shown(values_b))
+            return fields.model.explain(a, b, levels[0].tolist(), shares[0].tolist(), shown(values_a), shown(values_b))
         search = self._search(None)
         similarity, level = search.similarities(first.text, [second.text])
-        return explanations.of_text(a, b, search.model, float(similarity[0]), int(level[0]))
+        return of_text(a, b, search.model, float(similarity[0]), int(level[0]))
 
     def record(self, record_id: str) -> Record:
         """The indexed record ``record_id``: its text and fields (one request).
@@ -723,7 +721,7 @@ class NearDuplicates:
         but read only: the model fitted on the way is not kept with the index
         (call :meth:`pairs` for that); for records of fields every pair of a
         component is weighed by the model
-        (:func:`neardup_solr.modes.linkage.field_clusters`).
+        (:func:`neardup_solr.modes.field_report.field_clusters`).
 
         Args:
             pairs: the pairs to cluster (default: the default mode's).

@@ -17,7 +17,7 @@ from conftest import ROOT, child_env
 from neardup_solr import InputError, LeanIndex, NearDuplicates, NeardupError, Pair, TooFewSignatures
 from neardup_solr.match.stored import load_model
 from neardup_solr.records.readers import RecordReader
-from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.modes.text_search import OnlineSearch
 
 from bench.generate import generate
 

@@ -11,7 +11,7 @@ import click
 
 from ..api import NearDuplicates
 from ..match.candidates import SHINGLES
-from ..match.buckets import MAX_BUCKET
+from ..lsh.bands import MAX_BUCKET
 from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..files import is_stdout
 from ..results.labels import read_labels
@@ -191,8 +191,8 @@ def _fields_line(about: ReportSummary) -> str:
     fields, estimated = about.fields, about.estimated
     model = fields.model
     keys = ", ".join(fields.keys) or "none"
-    together = [name for name, unit in zip(model.names, model.field_units) if len(unit) > 1]
-    compared = sum(len(unit) for unit in model.field_units)
+    together = [unit.name for unit in model.units if len(unit.fields) > 1]
+    compared = sum(len(unit.fields) for unit in model.units)
     head = (f"model: {compared} fields compared one by one"
             + (f" ({', '.join(together)} together: they go together in the data)" if together else "")
             + f"; candidates from the LSH bands and the keys {keys}, estimated to miss {fields.missed:.1%} of the "

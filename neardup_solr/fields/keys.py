@@ -1,8 +1,9 @@
 """Candidates of field records by keys: records that share a key are compared.
 
 A **key** is a function of a record: one field's value in a form that
-survives the usual damage (:func:`key_form`: a date without its time and
-with day and month in order, a phone's last digits, a name's first letters), or two such forms together. Records
+survives the usual damage (its kind's key form, ``kinds.key_form``: a date
+without its time and with day and month in order, a phone's last digits, a
+name's first letters), or two such forms together. Records
 sharing a key become candidates, as records sharing an LSH band key do; the
 keys unioned keep recall high while each stays selective.
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .comparisons import Column
-from .values import FieldProfile, normal, words_of
+from .kinds import FieldProfile, key_form, normal
 
 # Chance pairs a record a key may cost: a report verifies every candidate,
 # and an online query reads them all. Ten, the budget the LSH banding
@@ -40,13 +41,11 @@ KEY_BUDGET = 10.0
 # At most this many keys in all: each adds a query clause online and a
 # grouping in a report.
 MAX_KEYS = 12
-# A name's key: its first letters (typos are rarer at the start of a word).
-PREFIX = 4
 
 
 @dataclass(frozen=True)
 class Key:
-    """Records agreeing on every field of ``fields`` (by :func:`key_form`) share this key."""
+    """Records agreeing on every field of ``fields`` (by ``kinds.key_form``) share this key."""
 
     fields: tuple[int, ...]
 
@@ -60,29 +59,6 @@ def key_words(profile: FieldProfile) -> int:
     initial after it changing nothing), two for longer ones (a company's
     name, whose first word alone many share)."""
     return 1 if profile.words < 1.5 else 2
-
-
-def key_form(kind: str, form: str, words: int = 1) -> str:
-    """What a field's normal form (``fields.normal``) keys on: the form
-    itself, but a date's day without its time (day and month in order, so
-    a swap still meets), a phone's last 7 digits, an email's mailbox, and
-    the first letters of a name's or text's first ``words`` words
-    (:func:`key_words`)."""
-    if not form:
-        return ""
-    if kind == "date":
-        day = form.split(" ", 1)[0].rstrip("?")
-        parts = day.split("-")
-        if len(parts) == 3:
-            return f"{parts[0]}-{'-'.join(sorted(parts[1:]))}"
-        return day
-    if kind == "phone":
-        return form[-7:]
-    if kind == "email":
-        return form.split("@", 1)[0]
-    if kind in ("name", "text"):
-        return " ".join(word[:PREFIX] for word in words_of(form)[:words])
-    return form
 
 
 def key_codes(columns: Sequence[Column], profiles: Sequence[FieldProfile]) -> list[np.ndarray]:
@@ -261,6 +237,16 @@ def key_term(field: int, form: str) -> str:
     return _term(f"{field}k:", form)
 
 
+def record_key_term(field: int, profile: FieldProfile, form: str) -> str:
+    """The term a record holds for its key form of field ``field`` ("" when
+    it lacks the field): the key form's, or the value's where the key form
+    is the normal form itself."""
+    keyed = key_form(profile.kind, form, key_words(profile))
+    if not keyed:
+        return ""
+    return key_term(field, keyed) if keyed != form else value_term(field, form)
+
+
 def field_terms(profiles: Sequence[FieldProfile], values: Mapping[str, str]) -> list[str]:
     """A record's terms of ``schema.FIELD_VALUES``: each filled field's normal
     form, and its key form where that differs."""
@@ -270,7 +256,7 @@ def field_terms(profiles: Sequence[FieldProfile], values: Mapping[str, str]) -> 
         if not form:
             continue
         terms.append(value_term(number, form))
-        keyed = key_form(found.kind, form, key_words(found))
-        if keyed and keyed != form:
-            terms.append(key_term(number, keyed))
+        keyed = record_key_term(number, found, form)
+        if keyed and keyed != terms[-1]:
+            terms.append(keyed)
     return terms

@@ -1,30 +1,18 @@
-"""A record's fields: what each holds (its kind), and its value made comparable.
-
-A record read from a table keeps its columns as fields (``Record.fields``:
-name, value), and the match model compares them one by one
-(``comparisons.py``) instead of as one bag of words. What a field holds is
-not configured: it is read off a sample of the data (:func:`profile`), as
-one of :data:`KINDS`:
-
-- ``email``, ``phone``, ``date``, ``number``: values that parse as such
-  (most of them);
-- ``category``: few distinct values (a status, a country code);
-- ``code``: single tokens holding digits (identifiers, SKUs, postcodes);
-- ``name``: a few words (a person's or a company's name, a city);
-- ``text``: longer text (an address, a title, a description).
+"""A field's value made comparable: cleaned, parsed, and in the forms a kind compares.
 
 Every value is first cleaned (:func:`clean`): Unicode compatibility forms
 folded, invisible format characters (zero-width spaces and joiners) and
 control characters removed, accents folded, look-alike Cyrillic and Greek
 letters read as the Latin ones, case folded and white space collapsed.
-Then :func:`normal` makes the form two values must share to be the same
-value (the exact level of a comparison, the value whose frequency in the
-index weighs an agreement, the blocking keys): digits only for a phone,
-letters and digits for a code, ``YYYY-MM-DD`` for a date (its day and month
-in order when the format leaves them ambiguous), the number's shortest
-exact form for a number, and for names and text their words as the
-default mode repairs a record's text (``repair.py``: ``Third St.`` and
-``3rd Street`` are one form).
+
+Then each kind of field (``kinds.py``) makes of it the form two values must
+share to be the same value (a ``*_form``: digits only for a phone, letters
+and digits for a code, ``YYYY-MM-DD`` for a date, its day and month in order
+when the format leaves them ambiguous, the number's shortest exact form for
+a number, and for names and text their words as the default mode repairs a
+record's text: ``Third St.`` and ``3rd Street`` are one form), and the form
+records sharing a blocking key must share (a ``*_key``: a date without its
+time, a phone's last digits, an email's mailbox, a name's first letters).
 """
 
 from __future__ import annotations
@@ -32,13 +20,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+from dataclasses import dataclass
 
 from ..text.repair import repair
-
-KINDS = ("name", "text", "code", "email", "phone", "date", "number", "category")
 
 # Look-alike letters of other scripts, read as the Latin letter they are
 # drawn like (Unicode's confusables for Cyrillic and Greek): a name typed
@@ -67,18 +51,6 @@ _MONTHS = {name: number for number, names in enumerate((
     ("dec", "december")), start=1) for name in names}
 _NORMAL_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(\?)?(?: (\d{2}:\d{2}:\d{2}))?$")
 _NAMED = re.compile(r"^(?:(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})|([a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4}))$")
-
-# A kind is read off the values when this share of a field's sampled values
-# has it: most, so a few typed-in exceptions do not change what a field is.
-KIND_SHARE = 0.8
-# A field of at most this many distinct values in the sample, each seen
-# ``REPEATS`` times on average, or under this share of them distinct, is a
-# category.
-CATEGORY_VALUES = 30
-REPEATS = 3
-CATEGORY_SHARE = 0.02
-# Names are short: a field averaging more words than this is text.
-NAME_WORDS = 4
 
 
 def clean(value: str) -> str:
@@ -182,120 +154,81 @@ def words_of(cleaned: str) -> list[str]:
     return _WORD.findall(cleaned)
 
 
-# Normal forms remembered: most fields repeat their values (a city, a status,
-# a first name), and repairing one costs tens of microseconds.
-NORMAL_CACHE = 1 << 16
+def phone_form(cleaned: str) -> str:
+    """Digits only; an international call's 00 is the + it stands for."""
+    digits = _NOT_DIGIT.sub("", cleaned)
+    return digits[2:] if digits.startswith("00") else digits
 
 
-@lru_cache(maxsize=NORMAL_CACHE)
-def normal(kind: str, value: str) -> str:
-    """The form of ``value`` that another value of a field of ``kind`` must
-    share to be the same value; "" when nothing of it is left (a missing
-    value).
+def code_form(cleaned: str) -> str:
+    """Letters and digits only: ``ACCO-0000000050`` is ``acco0000000050``."""
+    return _NOT_ALNUM.sub("", cleaned)
 
-    >>> normal("phone", "+1 (524) 555-0129")
-    '15245550129'
-    >>> normal("date", "24/05/2023 16:00")
-    '2023-05-24 16:00:00'
-    """
-    cleaned = clean(value)
-    if kind == "phone":
-        # Digits only; an international call's 00 is the + it stands for.
-        digits = _NOT_DIGIT.sub("", cleaned)
-        return digits[2:] if digits.startswith("00") else digits
-    if kind == "code":
-        return _NOT_ALNUM.sub("", cleaned)
-    if kind == "email":
-        return cleaned.replace(" ", "")
-    if kind == "date":
-        day = parse_date(cleaned)
-        if day is None:
-            return _NOT_ALNUM.sub("", cleaned)
-        return day.normal
-    if kind == "number":
-        number = parse_number(cleaned)
-        return cleaned if number is None else repr(number)
-    # Names and text as the text of records is repaired (``repair.py``:
-    # street suffixes, ordinals and number words, "&"): "3rd St." is "Third Street".
+
+def email_form(cleaned: str) -> str:
+    return cleaned.replace(" ", "")
+
+
+def date_form(cleaned: str) -> str:
+    """``YYYY-MM-DD`` and the time of day (:attr:`Day.normal`); letters and
+    digits of what is no date."""
+    day = parse_date(cleaned)
+    return _NOT_ALNUM.sub("", cleaned) if day is None else day.normal
+
+
+def number_form(cleaned: str) -> str:
+    """The number's shortest exact form; what is no number as it is."""
+    number = parse_number(cleaned)
+    return cleaned if number is None else repr(number)
+
+
+def words_form(cleaned: str) -> str:
+    """The words as the text of records is repaired (``repair.py``: street
+    suffixes, ordinals and number words, "&"): "3rd St." is "Third Street"."""
     return " ".join(words_of(repair(cleaned)))
 
 
-def _is_email(cleaned: str) -> bool:
+def is_email(cleaned: str) -> bool:
     return _EMAIL.match(cleaned) is not None
 
 
-def _is_phone(cleaned: str) -> bool:
+def is_phone(cleaned: str) -> bool:
     digits = len(_NOT_DIGIT.sub("", cleaned))
     return 7 <= digits <= 16 and _PHONE.match(cleaned.replace("ext", "x")) is not None
 
 
-def _is_code(cleaned: str) -> bool:
+def is_code(cleaned: str) -> bool:
     return " " not in cleaned and _DIGIT.search(cleaned) is not None
 
 
-@dataclass(frozen=True)
-class FieldProfile:
-    """What a field holds, read off a sample: its ``kind`` (one of
-    :data:`KINDS`), the share of records that fill it, the share of its
-    filled values that are distinct, and its values' words on average."""
-
-    name: str
-    kind: str
-    filled: float = 1.0
-    distinct: float = 1.0
-    words: float = 1.0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> FieldProfile:
-        return cls(name=str(data["name"]), kind=str(data["kind"]), filled=float(data.get("filled", 1.0)),
-                   distinct=float(data.get("distinct", 1.0)), words=float(data.get("words", 1.0)))
+# A name's key: its first letters (typos are rarer at the start of a word).
+PREFIX = 4
+# The last digits of a phone number that say whose it is, whatever the
+# country or area code written before them.
+PHONE_TAIL = 7
 
 
-def kind_of(values: Sequence[str]) -> str:
-    """The kind of a field whose (filled) values are ``values``."""
-    cleaned = [clean(v) for v in values]
-    cleaned = [c for c in cleaned if c]
-    if not cleaned:
-        return "text"
-
-    def share(test) -> float:
-        return sum(1 for c in cleaned if test(c)) / len(cleaned)
-
-    distinct = len(set(cleaned))
-    if share(_is_email) >= KIND_SHARE:
-        return "email"
-    if share(lambda c: parse_date(c) is not None) >= KIND_SHARE:
-        return "date"
-    if distinct < CATEGORY_SHARE * len(cleaned) or (distinct <= CATEGORY_VALUES and distinct * REPEATS <= len(cleaned)):
-        return "category"
-    if share(lambda c: parse_number(c) is not None) >= KIND_SHARE:
-        return "number"
-    if share(_is_phone) >= KIND_SHARE:
-        return "phone"
-    if share(_is_code) >= KIND_SHARE:
-        return "code"
-    words = sum(len(words_of(c)) for c in cleaned) / len(cleaned)
-    return "name" if words <= NAME_WORDS else "text"
+def day_key(form: str, words: int = 1) -> str:
+    """A date's day without its time, day and month in order (so a swap still meets)."""
+    day = form.split(" ", 1)[0].rstrip("?")
+    parts = day.split("-")
+    return f"{parts[0]}-{'-'.join(sorted(parts[1:]))}" if len(parts) == 3 else day
 
 
-def profile(names: Sequence[str], rows: Iterable[Mapping[str, str]]) -> tuple[FieldProfile, ...]:
-    """Each of the fields ``names`` profiled from sampled records' fields ``rows``.
+def phone_key(form: str, words: int = 1) -> str:
+    """A phone number's last :data:`PHONE_TAIL` digits."""
+    return form[-PHONE_TAIL:]
 
-    Costs a cleaning of every sampled value (2000 records of 15 fields:
-    about a quarter of a second).
-    """
-    rows = list(rows)
-    found = []
-    for name in names:
-        values = [row[name] for row in rows if row.get(name, "").strip()]
-        kind = kind_of(values)
-        normals = [normal(kind, v) for v in values]
-        normals = [v for v in normals if v]
-        found.append(FieldProfile(
-            name=name, kind=kind, filled=round(len(normals) / len(rows), 4) if rows else 0.0,
-            distinct=round(len(set(normals)) / len(normals), 4) if normals else 0.0,
-            words=round(sum(len(v.split()) for v in normals) / len(normals), 2) if normals else 0.0))
-    return tuple(found)
+
+def mailbox_key(form: str, words: int = 1) -> str:
+    """An email's mailbox, whatever its domain."""
+    return form.split("@", 1)[0]
+
+
+def prefix_key(form: str, words: int = 1) -> str:
+    """The first :data:`PREFIX` letters of a name's first ``words`` words."""
+    return " ".join(word[:PREFIX] for word in words_of(form)[:words])
+
+
+def whole_key(form: str, words: int = 1) -> str:
+    return form

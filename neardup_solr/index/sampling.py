@@ -24,7 +24,7 @@ import numpy as np
 from ..lsh.bands import SIGNATURE_VALUES, Choice, agreements, choose
 from ..lsh.signatures import TextSignatures
 from .documents import record_of
-from ..fields.values import FieldProfile, profile
+from ..fields.kinds import FieldProfile, profile
 from ..records.record import MAX_LINE_BYTES, Record
 from ..records.readers import RecordReader, text_record
 from ..text.repair import repair

@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
 from ..lsh.bands import Banding
-from ..fields.values import FieldProfile
+from ..fields.kinds import FieldProfile
 from .solr import Solr
 
 PREFIX = "neardup."

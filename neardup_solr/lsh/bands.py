@@ -193,6 +193,11 @@ RECORD_BUDGET = 10.0
 
 # MinHash values a signature may have: bands x rows <= this.
 SIGNATURE_VALUES = 128
+# A key held by more records than an online query reads for one record
+# (``candidates.LSH``'s 100) would make every holder a candidate of every
+# other, 4,950 pairs from one key at this size and quadratically more
+# beyond: such keys (a band key, or a field key) are skipped and counted.
+MAX_BUCKET = 100
 
 
 def agreements(signatures: np.ndarray) -> np.ndarray:

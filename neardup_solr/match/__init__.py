@@ -8,8 +8,8 @@
   ``weighing``: records weighed and candidates scored in pieces of work
   on every core;
 - ``model``: matches and non-matches of texts, fitted without labels;
-  ``fieldmodel``: Fellegi-Sunter for field records;
-  ``stored``: a model kept with the index and read back;
-- ``pair``: the pair passed on; ``summary``: what a report says of its
-  model; ``explanations``: a pair's weight, piece by piece.
+  ``text_explanation``: a text pair's weight, piece by piece;
+  ``stored``: a model (of texts or of fields) kept with the index and
+  read back;
+- ``summary``: what a report says of its model.
 """

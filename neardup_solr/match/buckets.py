@@ -37,12 +37,8 @@ from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
 from ..index.solr import Solr
+from ..lsh.bands import MAX_BUCKET
 
-# A key held by more records than an online query reads for one record
-# (``candidates.LSH``'s 100) would make every holder a candidate of every
-# other, 4,950 pairs from one key at this size and quadratically more
-# beyond: such keys are skipped and counted.
-MAX_BUCKET = 100
 # Records read by one bucket request. Two requests are in flight, so this
 # bounds the members held at once (5,000 rather than 20,000: a lower peak
 # at 1M records with the same pairs, 2026-11-23; docs/scale.md).

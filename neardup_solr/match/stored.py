@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..fields.keys import Key
 from ..index.solr import Solr
 from ..index.state import keep_model, stored_model
-from .fieldmodel import FieldModel
+from ..fields.model import FieldModel
 from .model import MatchModel
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .fieldmodel import UNSURE, FieldModel
+from ..fields.model import UNSURE, FieldModel
 from ..files import atomic_output
 from .model import MatchModel
 
@@ -50,12 +50,12 @@ class Estimates:
 
 @dataclass(frozen=True)
 class FieldSummary:
-    """What a report of field records (``linkage.py``) says beside the
+    """What a report of field records (``modes.field_report``) says beside the
     estimates: the keys that made candidates with the LSH bands, the share
     of true pairs estimated to be missed by all of them, how many random
     pairs measured chance agreement, whether the model told matches from
     non-matches at all (``separated``), the fitted model, and its
-    ``ambiguity`` on the candidates (``fieldmodel.ambiguity``: 0 in files
+    ``ambiguity`` on the candidates (``fields.model.ambiguity``: 0 in files
     written before it was kept)."""
 
     keys: tuple[str, ...]
@@ -68,7 +68,7 @@ class FieldSummary:
     @property
     def unsure(self) -> bool:
         """Whether the estimates may be off by more than they are held to
-        (``fieldmodel.UNSURE``): about as much as the ambiguity."""
+        (``fields.model.UNSURE``): about as much as the ambiguity."""
         return self.ambiguity > UNSURE
 
     def to_dict(self) -> dict:

@@ -9,7 +9,8 @@ Two checks, one per kind of mode:
   position-weighted cosine of the two repaired texts (``similarity.py``);
   which scores are kept is the match model's business (``model.py``).
 
-Either way a kept pair carries its word edit distance.
+Either way a kept pair carries its word edit distance (the pair itself is
+made by the mode: ``results.pairs.Pair``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from typing import Any
 import Levenshtein
 
 from ..text.analysis import repaired_tokens
-from .pair import Pair
 from ..text.repair import repair
-from ..index.schema import ID, MD5, TEXT
+from ..index.schema import MD5, TEXT
 from .similarity import CloseWords, Vector, Weights, similarity
 from ..text.normalize import normalize, words
 
@@ -40,12 +40,14 @@ class EditDistanceCheck:
     def prepare(self, doc: dict[str, Any]) -> list[str]:
         return words(normalize(doc[TEXT]))
 
-    def check(self, doc: dict[str, Any], mine: list[str], other: dict[str, Any]) -> Pair | None:
+    def check(self, doc: dict[str, Any], mine: list[str], other: dict[str, Any]) -> int | None:
+        """The word edit distance of ``doc`` (its words ``mine``) and
+        ``other``, when at most ``max_dist``; else ``None``."""
         if other[MD5] == doc[MD5]:
             distance = 0
         else:
             distance = word_distance(mine, words(normalize(other[TEXT])))
-        return Pair(doc[ID], other[ID], distance) if distance <= self.max_dist else None
+        return distance if distance <= self.max_dist else None
 
 
 def text_vector(weights: Weights, text: str) -> Vector:
@@ -63,6 +65,6 @@ class SimilarityCheck:
         return similarity(vector_a, vector_b, self.close)
 
     @staticmethod
-    def pair(a: str, text_a: str, b: str, text_b: str, score: float, probability: float | None) -> Pair:
-        distance = word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
-        return Pair(a, b, distance, score, probability)
+    def distance(text_a: str, text_b: str) -> int:
+        """The word edit distance of two repaired texts, a kept pair's distance."""
+        return word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))

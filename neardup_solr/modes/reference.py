@@ -63,8 +63,8 @@ def reference_pairs(solr: Solr, mode: Mode, *, per_record: int | None = None, ma
         mine = verifier.prepare(doc)
         found = []
         for other in candidates(solr, doc, mode, query_values(doc, mode, minhash_values), per_record or mode.per_record):
-            if id_key(other[ID]) > id_key(doc[ID]) and (pair := verifier.check(doc, mine, other)):
-                found.append(pair)
+            if id_key(other[ID]) > id_key(doc[ID]) and (distance := verifier.check(doc, mine, other)) is not None:
+                found.append(Pair(doc[ID], other[ID], distance))
         return found
 
     for pairs in bounded_map(pairs_of, solr.iter_docs(fields), CONCURRENT_QUERIES):

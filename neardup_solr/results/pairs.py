@@ -1,4 +1,9 @@
-"""Pair files: ``id<TAB>neighbour_id<TAB>edit_distance[<TAB>similarity[<TAB>probability]]``.
+"""Pairs, and pair files: ``id<TAB>neighbour_id<TAB>edit_distance[<TAB>similarity[<TAB>probability]]``.
+
+A :class:`Pair` is two records found to be near duplicates, as every stage
+after the candidates passes it on: the two ids, their word edit distance,
+and in the default mode their similarity, match probability and, when
+asked for, why.
 
 One pair per line; the default mode adds the similarity it verified with
 and, where a match model was fitted, the pair's probability of being a
@@ -18,9 +23,9 @@ import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import InputError
-from ..match.pair import Pair
 from ..files import reading
 from .outputs import Table, TableForms, TextLookup, counted, pair_table, save_table
 from ..records.record import id_key, keyed, source_of
@@ -31,6 +36,22 @@ PAIR_COLUMNS = ("id_a", "id_b", "distance", "similarity", "probability")
 PARQUET_MAGIC = b"PAR1"
 # The ids' columns of a pair file whose records have sources (outputs.pair_table).
 SOURCED_COLUMNS = ("source_a", "id_a", "source_b", "id_b")
+
+
+class Pair(NamedTuple):
+    """Two records found alike: their ids, word edit distance and, in the default mode, more."""
+
+    a: str
+    b: str
+    distance: int
+    similarity: float | None = None
+    probability: float | None = None
+    # Why the pair has its probability, in brief (``evidence.Explanation.brief``), when asked for.
+    explanation: str | None = None
+
+    @property
+    def key(self) -> frozenset[str]:
+        return frozenset((self.a, self.b))
 
 
 class PairTables(TableForms):

@@ -105,9 +105,8 @@ def field_weights(path: Path, about: ReportSummary) -> Path:
     ``log2(m / u)`` in bits as a bar (agreement for a match, disagreement
     against), the levels best first; what a pair's explanation adds up."""
     model = about.fields.model
-    ratios = model.log2_ratios()
-    rows = [(f"{name}: {level}", float(weight)) for name, levels, weights in zip(model.names, model.levels, ratios)
-            for level, weight in zip(levels[1:], weights[1:])]
+    rows = [(f"{unit.name}: {level.label}", float(weight)) for unit, weights in zip(model.units, model.ratios)
+            for level, weight in zip(unit.levels[1:], weights[1:])]
     fig, ax = plt.subplots(figsize=(7.2, max(3.0, 0.22 * len(rows) + 1.2)), dpi=110)
     places = np.arange(len(rows))[::-1]
     weights = [w for _, w in rows]

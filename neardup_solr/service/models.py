@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from ..errors import IndexBeingReplaced, InputError, NeardupError, SolrFailure, SolrUnavailable
-from ..modes.search import Match
+from ..modes.text_search import Match
 
 
 DEFAULT_LIMIT = 10

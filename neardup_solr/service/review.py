@@ -29,7 +29,7 @@ from ..files import reading
 from ..results.html import PAIR_CSS, WHY_CSS, diff_words, esc, why_cell
 from ..results.labels import DIFFERENT, SAME
 from ..results.pairs import Pair, read_pairs
-from ..modes.search import Match
+from ..modes.text_search import Match
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'"
 

@@ -12,7 +12,7 @@ import numpy as np
 from bench.quality import estimates, field_markdown, markdown
 from conftest import ROOT, run_cli
 from neardup_solr.match.model import fit, histogram
-from neardup_solr.match.fieldmodel import FieldModel
+from neardup_solr.fields.model import FieldModel
 from neardup_solr.match.summary import Estimates, FieldSummary, ReportSummary
 
 SETS = {"records-heavy": 600, "people": 400, "documents": 60}
@@ -90,7 +90,7 @@ def test_estimates_are_read_from_the_model_file_beside_the_pairs(tmp_path):
 def test_estimates_a_report_said_were_unsure_are_shown_so(tmp_path):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("1\t2\t0\t0.9\n")
-    model = FieldModel(names=("a",), kinds=("category",), m=((1.0, 0.9, 0.1),), u=((1.0, 0.1, 0.9),), prior=0.01)
+    model = FieldModel.of(names=("a",), kinds=("category",), m=((1.0, 0.9, 0.1),), u=((1.0, 0.1, 0.9),), prior=0.01)
     row = {"name": "fields-x", "records": 10, "true_pairs": 4, "pairs": 4, "precision": 0.96, "recall": 0.64,
            "f1": 0.77, "index_seconds": 1.0, "report_seconds": 2.0,
            "peers": {"splink": {"f1": 0.5, "seconds": 3.0}, "exact keys": {"f1": 0.1, "seconds": 0.1}}}

@@ -3,18 +3,20 @@ kind against plain reference code, keys against a brute force."""
 
 from __future__ import annotations
 
+import math
 from itertools import combinations
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from neardup_solr.fields.comparisons import COMPARISONS, EXACT, MISSING, Column, compare, compare_values, level_names
-from neardup_solr.fields.values import Day, clean, kind_of, normal, parse_date, parse_number, profile
-from neardup_solr.fields.keys import (Key, choose_keys, combined, key_codes, key_form, key_pairs, missed_share,
-                                      pairs_cost)
+from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, level_names
+from neardup_solr.fields.keys import Key, choose_keys, combined, key_codes, key_pairs, missed_share, pairs_cost
+from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
+from neardup_solr.fields.values import Day, clean, parse_date, parse_number
 
 
 def test_clean_folds_what_a_person_would_not_see():
@@ -93,7 +95,7 @@ def test_profile_counts_filled_and_distinct_normal_forms():
 
 
 def _level_of(kind: str, x: str | None, y: str | None) -> int:
-    """The level by the table in comparisons.py, written out plainly for one pair."""
+    """The level by the table in kinds.py, written out plainly for one pair."""
     a, b = (normal(kind, v) if v else "" for v in (x, y))
     if not a or not b:
         return MISSING
@@ -115,17 +117,71 @@ def _level_of(kind: str, x: str | None, y: str | None) -> int:
         return 2 if d == 1 else 3 if d == 2 else 4
     if kind == "category":
         return 2
+    if kind == "text":
+        ratio = fuzz.token_set_ratio(a, b)
+        return 2 if ratio >= 90 - 1e-6 else 3 if ratio >= 60 - 1e-6 else 4
+    if kind == "email":
+        if a.split("@")[0] == b.split("@")[0]:
+            return 2
+        return 3 if JaroWinkler.similarity(a, b) >= 0.9 - 1e-6 else 4
+    if kind == "phone":
+        return 2 if a[-7:] == b[-7:] else 3 if Levenshtein.distance(a, b) <= 2 else 4
+    if kind == "number":
+        x, y = float(a), float(b)
+        relative = abs(x - y) / max(abs(x), abs(y)) if max(abs(x), abs(y)) else math.inf
+        return 2 if relative <= 0.005 else 3 if relative <= 0.1 else 4
+    if kind == "date":
+        return _date_level(a, b)
     raise AssertionError(kind)
 
 
+def _date_level(a: str, b: str) -> int:
+    """A date's level by its rules, one after the other: what a later rule says overrides an earlier one."""
+    x, y = Day.of_normal(a), Day.of_normal(b)
+    if x is None or y is None:
+        return 3 if Levenshtein.distance(a, b) <= 1 else 5
+    year = x.year == y.year
+    straight = x.month == y.month and x.day == y.day
+    crossed = x.month == y.day and x.day == y.month
+    either = x.either_way or y.either_way
+    times_differ = bool(x.time and y.time and x.time != y.time)
+    agree = year + max((x.month == y.month) + (x.day == y.day), (x.month == y.day) + (x.day == y.month))
+    level = 5
+    if agree == 2:
+        level = 3
+    if year and agree < 2:
+        level = 4
+    if year and crossed and not either:
+        level = 2
+    if year and not times_differ and (straight or (crossed and either)):
+        level = 1
+    if times_differ and level < 4:
+        level = 4
+    if times_differ and not year:
+        level = 5
+    return level
+
+
 NAMES = st.sampled_from(["ann", "anne", "a", "ann lee", "lee", "a lee", "bob", "rob", "robert", "bo", "", None])
-CODES = st.sampled_from(["a1", "a2", "a12", "b1", "ab12", "ba12", "a-1", "", None])
+VALUES = {
+    "name": NAMES, "category": NAMES,
+    "code": st.sampled_from(["a1", "a2", "a12", "b1", "ab12", "ba12", "a-1", "", None]),
+    "text": st.sampled_from(["3130 piedmont rd ne", "3130 piedmont road", "piedmont rd", "12 main st apt 4",
+                             "12 main street", "main st 12", "", None]),
+    "email": st.sampled_from(["ann@x.com", "ann@y.org", "anne@x.com", "bo@x.com", "ann.lee@x.com", "", None]),
+    "phone": st.sampled_from(["+1 524 555 0129", "524-555-0129", "555 0129", "+1 524 555 0192", "0015245550128",
+                              "(310) 246-1501", "", None]),
+    "number": st.sampled_from(["100", "100.2", "100.6", "108", "112", "0", "-100", "1e3", "", None]),
+    "date": st.sampled_from(["2024-01-05", "2024-05-01", "05/01/2024", "2024-01-05 10:00", "2024-01-05 11:00",
+                             "2024-01-01 10:00", "2024-01-01 11:00", "2024-01-06", "2025-01-05", "2024-03-09",
+                             "1998-01-04", "1998-04-01", "03/04/2024", "2024-04-03", "soon", "sooner", "", None]),
+}
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.sampled_from(["name", "code", "category"]), st.data())
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(VALUES)), st.data())
 def test_compare_on_arrays_is_the_plain_comparison_of_each_pair(kind, data):
-    values = data.draw(st.lists(NAMES if kind != "code" else CODES, min_size=2, max_size=12))
+    values = data.draw(st.lists(VALUES[kind], min_size=2, max_size=12))
     column = Column.of(kind, values)
     pairs = list(combinations(range(len(values)), 2))
     left = np.array([a for a, _ in pairs])
@@ -159,8 +215,8 @@ def test_levels_by_kind(kind, x, y, level):
 
 
 def test_every_kind_has_exact_first_and_different_last():
-    for kind, levels in COMPARISONS.items():
-        assert levels[0] == "exact" and levels[-1] == "different", kind
+    for kind in KINDS:
+        assert level_names(kind)[1] == "exact" and level_names(kind)[-1] == "different", kind
 
 
 def test_key_forms_survive_the_usual_damage():

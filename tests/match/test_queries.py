@@ -4,7 +4,7 @@ import pytest
 
 from conftest import run_cli, write_records
 
-from neardup_solr.modes.bulk import lsh_pairs
+from neardup_solr.modes.text_report import lsh_pairs
 from neardup_solr.match.candidates import MINHASH, SHINGLES, candidates
 from neardup_solr.index.writer import index_records
 from neardup_solr.results.pairs import Pair

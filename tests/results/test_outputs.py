@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from neardup_solr.modes.search import Match
+from neardup_solr.modes.text_search import Match
 from neardup_solr.results.clusters import Cluster, write_clusters
 from neardup_solr.errors import InputError
 from neardup_solr.results.outputs import match_table, output_format, write_table

@@ -17,7 +17,7 @@ from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, writ
 
 from neardup_solr.results.clusters import cluster_pairs
 from neardup_solr.match.stored import load_model
-from neardup_solr.modes.search import OnlineSearch
+from neardup_solr.modes.text_search import OnlineSearch
 from neardup_solr.index.solr import Solr
 from neardup_solr.match.summary import ReportSummary
 

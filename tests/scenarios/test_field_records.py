@@ -223,8 +223,8 @@ def test_look_alikes_that_share_rare_values_and_leave_the_rest_empty_are_not_mat
     assert abs(about.estimated.precision - measured.precision) <= 0.05
     # The true pairs' listings always give a date: the model learned that matches seldom leave it empty.
     model = about.fields.model
-    at = model.names.index("listing_date")
-    assert model.m[at][0] < model.u[at][0] / 10
+    listing_date = model.unit("listing_date")
+    assert listing_date.m[0] < listing_date.u[0] / 10
 
 
 def test_texts_of_two_sources_give_one_answer_whichever_came_first(new_core, tmp_path):

@@ -1,29 +1,26 @@
-"""Why a pair scored what it did: its match weight, piece by piece (a waterfall).
+"""Why a pair has its probability: its match weight, piece by piece (a waterfall).
 
 A pair's probability is ``2^w / (1 + 2^w)`` of its match weight ``w`` in
-bits, and the weight is a sum (``fieldmodel.py``): the prior, then one term
-a field, each its level's log-ratio (a value's rarity counted at the exact
-level). :class:`Explanation` holds those terms as :class:`Step` s, so a
-reviewer sees which field pushed a pair over or under 1/2, and its steps
-add up to its probability (:attr:`Explanation.probability`).
-
-A pair of records of one text has two pieces of evidence
-(``model.py``): its text similarity, whose share of matches gives the
-first step, and the agreement of its numbers, the rest of the way to the
-pair's probability.
+bits (:func:`probability`), and the weight is a sum: for records of fields
+the prior, then one term a field (``fields.model``); for records of one
+text its similarity's odds, then what its numbers' agreement adds
+(``match.text_explanation``). :class:`Explanation` holds those terms as
+:class:`Step` s, so a reviewer sees which piece of evidence pushed a pair
+over or under 1/2, and its steps add up to its probability
+(:attr:`Explanation.probability`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .fieldmodel import FieldModel, probability
-from .model import BINS, LOGIT_BOUND, MatchModel
-from .similarity import AGREEMENT
+
+def probability(weight: np.ndarray | float) -> np.ndarray | float:
+    """The probability of a match weight in bits: ``2^w / (1 + 2^w)``."""
+    return 1.0 / (1.0 + np.exp2(-np.asarray(weight, np.float64)))
 
 
 @dataclass(frozen=True)
@@ -87,35 +84,3 @@ class Explanation:
         head = escape(str(self).splitlines()[0])
         return (f"<p>{head}</p><table><tr><th>evidence</th><th>level</th><th>a</th><th>b</th><th>bits</th></tr>"
                 f"{rows}</table>")
-
-
-def of_fields(a: str, b: str, model: FieldModel, levels: Sequence[int], shares: Sequence[float] | None,
-              values_a: Sequence[str], values_b: Sequence[str]) -> Explanation:
-    """The explanation of a pair of field records: the prior, then each
-    field's level and weight (:meth:`FieldModel.explain`), with both values."""
-    rows = model.explain(levels, shares)
-    steps = [Step("prior", "", rows[0][2])]
-    steps += [Step(name, level, weight, value_a, value_b)
-              for (name, level, weight), value_a, value_b in zip(rows[1:], values_a, values_b)]
-    return Explanation(a, b, tuple(steps))
-
-
-def _bits(p: float) -> float:
-    p = min(max(p, LOGIT_BOUND), 1.0 - LOGIT_BOUND)
-    return math.log2(p / (1.0 - p))
-
-
-def of_text(a: str, b: str, model: MatchModel | None, similarity: float, level: int) -> Explanation:
-    """The explanation of a pair of records of one text: the odds its
-    similarity's bin gives, then what its numbers' agreement adds or takes
-    (the rest of the way to its probability under ``model``)."""
-    first = Step("similarity", f"{similarity:.3f}", 0.0)
-    numbers = Step("numbers", AGREEMENT[level], 0.0)
-    if model is None or not model.fitted:
-        return Explanation(a, b, (first, numbers), fitted=False)
-    p = model.probability(similarity, level)
-    shown = model.probabilities(np.array([similarity]))[0] if not model.ratios else \
-        model.posterior[min(int(similarity * BINS), BINS - 1)]
-    alone = _bits(float(shown))
-    return Explanation(a, b, (Step("similarity", f"{similarity:.3f}", alone),
-                              Step("numbers", AGREEMENT[level], _bits(float(p)) - alone)))

@@ -129,8 +129,7 @@ class OnlineSearch:
     @staticmethod
     def match(text: str, other: Mapping[str, Any], similarity: float, probability: float | None) -> Match:
         """``other`` (a Solr document) as a match of ``text``, with their word edit distance."""
-        pair = SimilarityCheck.pair("", text, other[ID], other[TEXT], similarity, None)
-        return Match(other[ID], similarity, pair.distance, other[TEXT], probability)
+        return Match(other[ID], similarity, SimilarityCheck.distance(text, other[TEXT]), other[TEXT], probability)
 
     def pairs_with(self, records: Iterable[Record], progress: Progress | None = None) -> list[Pair]:
         """The pairs each of ``records`` (indexed already) makes with

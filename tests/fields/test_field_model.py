@@ -1,4 +1,4 @@
-"""The field model: EM against data drawn from a known model, explanations
+"""The field model and its training: EM against data drawn from a known model, explanations
 that add up, a fit that cannot tell saying so, rare values weighing more."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.match import explanations, fieldmodel
+from neardup_solr.evidence import probability
+from neardup_solr.fields import training
 from neardup_solr.fields.comparisons import level_names
-from neardup_solr.match.fieldmodel import UNSURE, FieldModel, Patterns, Round, ambiguity, chance, fit, probability
+from neardup_solr.fields.model import UNSURE, FieldModel, ambiguity
+from neardup_solr.fields.training import Patterns, Round, chance, fit, units_of
 from neardup_solr.match.summary import FieldSummary, ReportSummary
 
 KINDS = ("name", "code", "category")
@@ -36,7 +38,7 @@ def test_em_recovers_the_model_the_candidates_were_drawn_from():
     model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total)
     assert model.prior == pytest.approx(matches / total, rel=0.05)
     for f in range(3):
-        assert np.asarray(model.m[f][1:]) == pytest.approx(M[f][1:], abs=0.02)
+        assert np.asarray(model.units[f].m[1:]) == pytest.approx(M[f][1:], abs=0.02)
     assert model.separated
     p = model.probabilities(levels)
     # Its probabilities are calibrated: the expected matches are the matches.
@@ -55,9 +57,9 @@ def test_fields_a_key_forced_to_agree_are_learned_from_the_other_candidates():
     usable = np.concatenate([np.full(len(keyed), 0b011), np.full(len(others), 0b111)])
     u = chance(draw(rng, U, 1_000_000), KINDS)
     model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total, usable=usable)
-    assert model.m[2][1] == pytest.approx(0.95, abs=0.02)
+    assert model.units[2].m[1] == pytest.approx(0.95, abs=0.02)
     forced = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=total)  # as if the key read nothing
-    assert forced.m[2][1] > 0.98
+    assert forced.units[2].m[1] > 0.98
 
 
 def test_a_fit_without_matches_says_it_cannot_tell():
@@ -78,7 +80,7 @@ def _with_missing(shares: np.ndarray, missing: float) -> tuple[float, ...]:
 
 
 def _model() -> FieldModel:
-    return FieldModel(names=("a", "b", "c"), kinds=KINDS,
+    return FieldModel.of(names=("a", "b", "c"), kinds=KINDS,
                       m=(_with_missing(M[0], M_MISSING), *(_with_missing(x, 0.1) for x in M[1:])),
                       u=(_with_missing(U[0], U_MISSING), *(_with_missing(x, 0.1) for x in U[1:])), prior=1e-5,
                       min_share=1e-6)
@@ -91,7 +93,7 @@ def test_an_explanation_adds_up_to_the_probability(levels, shares):
     model = _model()
     row = np.array([levels], np.int8)
     expected = float(model.probabilities(row, np.array([shares]))[0])
-    why = explanations.of_fields("x", "y", model, list(levels), shares, ["", "", ""], ["", "", ""])
+    why = model.explain("x", "y", list(levels), shares, ["", "", ""], ["", "", ""])
     assert why.weight == pytest.approx(float(model.weights(row, np.array([shares]))[0]), abs=1e-9)
     assert why.probability == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert [step.name for step in why.steps] == ["prior", "a", "b", "c"]
@@ -118,14 +120,14 @@ def test_agreeing_on_a_rare_value_weighs_more():
 
 def test_a_model_saved_before_missing_was_measured_scores_as_it_did():
     # Such a model kept the missing level at 1 and 1, its other levels the shares among filled pairs.
-    old = FieldModel(names=("a", "b", "c"), kinds=KINDS, m=tuple((1.0, *x[1:].tolist()) for x in M),
+    old = FieldModel.of(names=("a", "b", "c"), kinds=KINDS, m=tuple((1.0, *x[1:].tolist()) for x in M),
                      u=tuple((1.0, *x[1:].tolist()) for x in U), prior=1e-5, min_share=1e-6)
     old = FieldModel.from_dict(old.to_dict())
     assert float(old.weights(np.array([[0, 0, 0]], np.int8))[0]) == pytest.approx(old.prior_weight)
     exact = np.array([[1, 0, 0]], np.int8)
     assert float(old.weights(exact, np.array([[1e-4, 1, 1]]))[0]) == pytest.approx(
         old.prior_weight + math.log2(0.7 / 1e-4))
-    assert old.agreement(0) == pytest.approx(0.7)
+    assert old.units[0].agreement == pytest.approx(0.7)
     assert probability(0.0) == 0.5
 
 
@@ -176,8 +178,6 @@ def test_classes_drawn_apart_are_sure_and_classes_drawn_closer_tell_but_unsure()
 def test_patterns_are_each_distinct_row_and_its_count(rows):
     from collections import Counter
 
-    from neardup_solr.match.fieldmodel import Patterns
-
     levels = np.array([r for r, _ in rows], np.int8)
     bits = np.array([b for _, b in rows], np.int64)
     found = Patterns.of(levels, bits)
@@ -191,7 +191,6 @@ def test_fields_that_go_together_are_compared_together_but_never_two_rare_ones()
     and address, rare values its duplicates share, stay apart, however often
     the duplicates among the random pairs agree on both."""
     from neardup_solr.fields.comparisons import EXACT, MISSING
-    from neardup_solr.modes.linkage import units_of
 
     rng = np.random.default_rng(5)
     entities = 1500
@@ -236,11 +235,11 @@ def test_look_alikes_one_key_brings_end_as_non_matches_in_the_rounds_of_the_othe
     alone = fit(levels, chance_u, names, kinds, total_pairs=5_000_000)
     rounds = fit(levels, chance_u, names, kinds, total_pairs=5_000_000, rounds=[by_id, by_name, by_price])
     # On all candidates at once the look-alikes teach EM that matches' identifiers differ, and pass as matches;
-    assert alone.probabilities(look_alikes).min() > 0.5 and alone.m[0][4] > 0.1
+    assert alone.probabilities(look_alikes).min() > 0.5 and alone.units[0].m[4] > 0.1
     # the name's key, which brings none of them, learns from its matches alone that they do not.
     p = rounds.probabilities(levels)
     assert p[:1_000].mean() > 0.99 and p[1_000:].max() < 0.5
-    assert rounds.m[0][4] < 0.01
+    assert rounds.units[0].m[4] < 0.01
     assert p.sum() == pytest.approx(1_000, rel=0.05)
 
 
@@ -252,9 +251,10 @@ def test_em_measures_how_often_matches_leave_a_field_empty():
     matches, others = 3_000, 30_000
     levels = np.concatenate([draw(rng, m, matches), draw(rng, u, others)])
     model = fit(levels, chance(draw(rng, u, 1_000_000), KINDS), ["a", "b", "c"], KINDS, total_pairs=matches + others)
-    assert model.m[0][0] == pytest.approx(0.02, abs=0.006) and model.u[0][0] == pytest.approx(0.3, abs=0.005)
+    assert model.units[0].m[0] == pytest.approx(0.02, abs=0.006)
+    assert model.units[0].u[0] == pytest.approx(0.3, abs=0.005)
     # An empty field weighs against, by as much as it says: log2(0.02 / 0.3), about -3.9 bits.
-    weights = model.log2_ratios()[0]
+    weights = model.ratios[0]
     assert weights[0] == pytest.approx(math.log2(0.02 / 0.3), abs=0.5)
     p = model.probabilities(levels)
     assert p.sum() == pytest.approx(matches, rel=0.03)
@@ -274,7 +274,8 @@ def test_a_round_that_finds_more_matches_than_the_fit_on_all_candidates_is_not_l
     by_a = Round(Patterns.of(keyed), frozenset({0}))
     alone = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels))
     model = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels), rounds=[by_a])
-    assert model.m[2][1] == pytest.approx(alone.m[2][1]) and model.m[2][1] == pytest.approx(0.95, abs=0.02)
-    monkeypatch.setattr(fieldmodel, "ROUND_EXCESS", math.inf)
+    assert model.units[2].m[1] == pytest.approx(alone.units[2].m[1])
+    assert model.units[2].m[1] == pytest.approx(0.95, abs=0.02)
+    monkeypatch.setattr(training, "ROUND_EXCESS", math.inf)
     believed = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels), rounds=[by_a])
-    assert believed.m[2][1] > 0.97
+    assert believed.units[2].m[1] > 0.97

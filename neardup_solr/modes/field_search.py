@@ -1,18 +1,18 @@
 """Online search of field records: the near duplicates of one record, by the report's model.
 
 A record of fields is looked up as a report compares it
-(``linkage.py``): its candidates are the records sharing one of its LSH
-band keys or one of the keys the last report used (``keys.py``: all of a
+(``fields.matching``): its candidates are the records sharing one of its LSH
+band keys or one of the keys the last report used (``fields.keys``: all of a
 key's forms, asked of ``schema.FIELD_VALUES``), each of their fields is
-compared with its own (``comparisons.py``), and the field model the report
-kept with the index gives each its probability (``fieldmodel.py``), an
+compared with its own (``fields.comparisons``), and the field model the report
+kept with the index gives each its probability (``fields.model``), an
 agreement on a value weighed by how rare the value is in the index (its
 document frequency). Those of probability 1/2 or more are its matches,
 with how many of their fields differ as their distance, as in a
 report's pairs.
 
 Before any report of the index there is no field model: the record is
-then looked up by its text (``search.OnlineSearch``).
+then looked up by its text (``text_search.OnlineSearch``).
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from ..match.candidates import LSH
 from ..fields.comparisons import Column, compare, joint
-from ..match.fieldmodel import FieldModel
-from ..fields.values import FieldProfile, normal
-from ..fields.keys import Key, key_form, key_term, key_words, value_term
-from ..records.record import Record, id_key, key_prefix
-from ..text.repair import repair
+from ..fields.keys import Key, record_key_term, value_term
+from ..fields.kinds import normal
+from ..fields.matching import differing, unit_shares
+from ..fields.model import FieldModel
 from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
-from .linkage import differing, unit_shares
-from .search import Match, OnlineSearch
 from ..index.solr import Solr, term
 from ..index.state import IndexSettings
+from ..match.candidates import LSH
+from ..records.record import Record, id_key, key_prefix
+from ..text.repair import repair
+from .text_search import Match, OnlineSearch
 
 # A record sharing all of a key's forms ranks above any that shares band
 # keys only: the query's clauses score a constant each.
@@ -62,12 +62,12 @@ class FieldSearch:
         values = dict(record.fields)
         return [normal(p.kind, values.get(p.name, "")) for p in self.settings.fields]
 
-    def query(self, record: Record, exclude: str | None, within: str) -> tuple[str, list[str]]:
-        """The query of ``record``'s candidates and its filters."""
-        forms = self.forms(record)
+    def query(self, record: Record, forms: Sequence[str], exclude: str | None, within: str) -> tuple[str, list[str]]:
+        """The query of ``record``'s candidates (its fields' normal forms
+        ``forms``) and its filters."""
         clauses = [f"{term(BAND_KEYS, k)}^=1" for k in self.text.builder.band_keys([repair(record.text)])[0]]
         for key in self.keys:
-            terms = [_key_term(i, self.settings.fields[i], forms[i]) for i in key.fields]
+            terms = [record_key_term(i, self.settings.fields[i], forms[i]) if forms[i] else "" for i in key.fields]
             if all(terms):
                 clauses.append("(" + " AND ".join(term(FIELD_VALUES, t) for t in terms) + f")^={KEY_SCORE}")
         query = " OR ".join(clauses)
@@ -76,35 +76,36 @@ class FieldSearch:
         filters = [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
         return query, filters
 
-    def candidates(self, record: Record, exclude: str | None = None, within: str = "") -> list[dict[str, Any]]:
-        """The records sharing a band key or a key with ``record`` (best
-        ``per_record`` by what they share), with their text and fields.
-        One request."""
-        query, filters = self.query(record, exclude, within)
+    def candidates(self, record: Record, forms: Sequence[str], exclude: str | None = None,
+                   within: str = "") -> list[dict[str, Any]]:
+        """The records sharing a band key or a key with ``record`` (its
+        fields' normal forms ``forms``; best ``per_record`` by what they
+        share), with their text and fields. One request."""
+        query, filters = self.query(record, forms, exclude, within)
         return self.solr.search(query, fq=filters, sort="score desc,id asc", rows=self.per_record,
                                 fl=f"{ID},{TEXT},{RECORD_FIELDS}").docs
 
-    def scored(self, record: Record, others: Sequence[Mapping[str, Any]]
+    def scored(self, record: Record, others: Sequence[Mapping[str, Any]], forms: Sequence[str] | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """How ``record`` compares with each of ``others`` (Solr documents
-        with their fields): the levels of each field (others x fields) and of
+        """How ``record`` (its fields' normal forms ``forms``, when made
+        already) compares with each of ``others`` (Solr documents with
+        their fields): the levels of each field (others x fields) and of
         each of the model's units (fields compared together joined), the
         share of the index holding each unit's values of ``record``, and
         each one's probability. Costs one request (the values' document
         frequencies)."""
-        values = dict(record.fields)
-        columns = []
-        for found in self.settings.fields:
-            raw = [values.get(found.name) or None,
-                   *((json.loads(o.get(RECORD_FIELDS) or "{}").get(found.name) or None) for o in others)]
-            columns.append(Column.of(found.kind, raw))
+        forms = self.forms(record) if forms is None else forms
+        theirs = [json.loads(o.get(RECORD_FIELDS) or "{}") for o in others]
+        columns = [Column.of_forms(found.kind, [form, *(normal(found.kind, values.get(found.name) or "")
+                                                        for values in theirs)])
+                   for found, form in zip(self.settings.fields, forms)]
         mine = np.zeros(len(others), np.int64)
-        theirs = np.arange(1, len(others) + 1, dtype=np.int64)
-        field_levels = np.stack([compare(c, mine, theirs) for c in columns], axis=1) if others else \
+        theirs_at = np.arange(1, len(others) + 1, dtype=np.int64)
+        field_levels = np.stack([compare(c, mine, theirs_at) for c in columns], axis=1) if others else \
             np.zeros((0, len(columns)), np.int8)
         units = self.model.field_units
         levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
-        shares = unit_shares(np.tile(self.shares(self.forms(record)), (len(others), 1)), units)
+        shares = unit_shares(np.tile(self.shares(forms), (len(others), 1)), units)
         return field_levels, levels, shares, self.model.probabilities(levels, shares)
 
     def shares(self, forms: Sequence[str]) -> np.ndarray:
@@ -126,24 +127,14 @@ class FieldSearch:
         """The matches of ``record`` (probability 1/2 or more), most probable
         first (ties by id); ``exclude`` is an id left out, ``within`` a
         source the matches must be of. Costs two Solr requests."""
-        found = self.candidates(record, exclude, within)
+        forms = self.forms(record)
+        found = self.candidates(record, forms, exclude, within)
         if not found:
             return []
-        field_levels, _, _, probabilities = self.scored(record, found)
+        field_levels, _, _, probabilities = self.scored(record, found, forms)
         matches = [Match(doc[ID], None, int(d), doc[TEXT], float(p))
                    for doc, d, p in zip(found, differing(field_levels).tolist(), probabilities.tolist()) if p >= 0.5]
         return sorted(matches, key=lambda m: (-m.probability, id_key(m.id)))
-
-
-def _key_term(field: int, profile: FieldProfile, form: str) -> str:
-    """The term a record holds for its key form of field ``field`` (as
-    ``keys.field_terms`` indexes it), or "" when it lacks the field."""
-    if not form:
-        return ""
-    keyed = key_form(profile.kind, form, key_words(profile))
-    if not keyed:
-        return ""
-    return key_term(field, keyed) if keyed != form else value_term(field, form)
 
 
 __all__ = ["FieldSearch"]

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..match import explanations
-from ..lsh.bands import collision_probability
-from ..match.buckets import MAX_BUCKET, Candidates, distinct
+from ..lsh.bands import MAX_BUCKET, collision_probability
+from ..match.buckets import Candidates, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
 from ..match.model import MatchModel, fit, histogram, with_labels
+from ..match.text_explanation import of_text
 from ..results.outputs import counted
 from ..results.pairs import HeldPairs, Pair
 from ..records.record import source_of
@@ -99,7 +99,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
             "verifying candidates" (one unit a candidate pair).
         warn: told, in a sentence, of keys skipped.
         explain: give each kept pair its explanation in brief (its
-            similarity's weight and its numbers', ``explanations.py``).
+            similarity's weight and its numbers', ``match.text_explanation``).
 
     Returns:
         The kept pairs (smaller id first, in id order), the model and the
@@ -150,7 +150,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
             if a not in texts or b not in texts:
                 continue  # deleted while the report ran
             repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
-            why = explanations.of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
+            why = of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
             pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
                               float(scores[i]), p, why))
             similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),

@@ -1,0 +1,339 @@
+"""Field matching of an index's records, top to bottom: candidates, levels, the fit, probabilities.
+
+An index whose records have two or more fields (a table's columns) is
+matched here, field by field, instead of by the text similarity of the
+default mode's texts:
+
+1. candidates are the pairs sharing an LSH band key of the joined text
+   (as for texts) or one of the keys chosen from the fields
+   (``keys.py``: each field's key form, or two fields' together, as long
+   as a key costs at most its budget of chance pairs);
+2. each field of each candidate is compared (``comparisons.py``), and so is
+   each field of a million random pairs, whose levels measure chance
+   agreement (u) and which fields depend on each other (units);
+3. the Fellegi-Sunter model (``model.py``) is fitted to the candidates by
+   EM with u held fixed (``training.py``), and every candidate gets its
+   match probability, agreement on rare values weighing more (term
+   frequencies from the whole index); those of probability 1/2 or more
+   are kept.
+
+The estimates (precision: the kept pairs' mean probability; recall: their
+expected matches over all expected matches, the matches no key or band
+found included) and the keys used are the summary's
+(:class:`~neardup_solr.match.summary.FieldSummary`, built by the report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..lsh.bands import MAX_BUCKET
+from ..progress import Progress, Tally
+from ..records.record import source_of
+from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind
+from .keys import Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
+from .kinds import FieldProfile
+from .model import FieldModel
+from .training import Patterns, Round, chance, fit, units_of
+
+# Random pairs whose levels measure chance agreement: a million see a level
+# of one chance in a hundred thousand about ten times.
+RANDOM_PAIRS = 1_000_000
+RANDOM_SEED = 0
+# The share of true pairs the keys and bands are taken to miss at most, in
+# the prior: estimated from the model it feeds, a larger one could grow on itself.
+MAX_MISSED = 0.5
+# A pair found by the bands, not a key, is this bit; key k is bit k + 1.
+BAND_BIT = 1
+
+
+@dataclass
+class Records:
+    """Every record of an index of fields, as read once: ids in id order,
+    each field as a :class:`~neardup_solr.fields.comparisons.Column`, each
+    record's band keys as numbers."""
+
+    ids: list[str]
+    columns: list[Column]
+    bands: list[np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of records sharing a band key (record numbers, smaller
+    first, each once); keys held by more than ``max_bucket`` records are
+    left out."""
+    counts = np.array([len(b) for b in bands], np.int64)
+    if not counts.sum():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = np.concatenate(bands).astype(np.uint64)
+    owner = np.repeat(np.arange(len(bands), dtype=np.int64), counts)
+    order = np.argsort(keys, kind="stable")
+    keys, owner = keys[order], owner[order]
+    left, right = bucket_pairs(keys, owner, max_bucket)
+    if not len(left):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    left, right, _ = merge_pairs(left, right, np.zeros(len(left), np.int64))
+    distinct = left != right
+    return left[distinct], right[distinct]
+
+
+@dataclass
+class Found:
+    """Candidate pairs (record numbers, smaller first) and which bands or keys found each (bits)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    bits: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def where(self, keep: np.ndarray) -> Found:
+        return Found(self.left[keep], self.right[keep], self.bits[keep])
+
+
+def candidates(records: Records, keys: Sequence[Key], codes: Sequence[np.ndarray],
+               max_bucket: int | None = MAX_BUCKET) -> Found:
+    """The pairs sharing a band key or one of ``keys``, with the bits of what found them."""
+    band_left, band_right = band_pairs(records.bands, max_bucket)
+    key_left, key_right, key_bits = key_pairs(codes, keys, max_bucket)
+    left, right, bits = merge_pairs(np.concatenate([band_left, key_left]), np.concatenate([band_right, key_right]),
+                                    np.concatenate([np.full(len(band_left), BAND_BIT, np.int64), key_bits << 1]))
+    return Found(left, right, bits)
+
+
+def across(records: Records, found: Found) -> Found:
+    """The candidates whose two records are of different sources."""
+    sources: dict[str, int] = {}
+    numbered = np.fromiter((sources.setdefault(source_of(i), len(sources)) for i in records.ids), np.int32,
+                           len(records))
+    return found.where(numbered[found.left] != numbered[found.right])
+
+
+def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Pairs x fields levels of the pairs ``(left, right)``."""
+    if not len(left):
+        return np.zeros((0, len(columns)), np.int8)
+    return np.stack([compare(column, left, right) for column in columns], axis=1)
+
+
+def shares_of(columns: Sequence[Column], left: np.ndarray) -> np.ndarray:
+    """Pairs x fields: the share of the records filling each field that hold
+    ``left``'s value of it (what an exact agreement is weighed by)."""
+    if not len(left):
+        return np.zeros((0, len(columns)))
+    out = np.empty((len(left), len(columns)))
+    for f, column in enumerate(columns):
+        frequency = column.frequencies()
+        codes = column.codes[left]
+        out[:, f] = np.where(codes >= 0, frequency[np.maximum(codes, 0)], 1.0)
+    return out
+
+
+def random_pairs(records: Records, count: int = RANDOM_PAIRS, link: bool = False,
+                 seed: int = RANDOM_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` pairs of distinct records drawn at random (across sources
+    with ``link``), or every pair when there are fewer; the same records
+    give the same pairs, whatever order they were indexed in."""
+    n = len(records)
+    if n < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if n * (n - 1) // 2 <= count and not link:
+        left, right = np.triu_indices(n, k=1)
+        return left.astype(np.int64), right.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    left, right = rng.integers(0, n, count), rng.integers(0, n, count)
+    keep = left != right
+    if link:
+        found = across(records, Found(np.minimum(left, right), np.maximum(left, right), np.zeros(count, np.int64)))
+        return found.left, found.right
+    return np.minimum(left, right)[keep], np.maximum(left, right)[keep]
+
+
+def all_pairs(records: Records, link: bool) -> float:
+    """How many pairs there are: every pair of records, or with ``link`` every pair across sources."""
+    if not link:
+        return len(records) * (len(records) - 1) / 2
+    counts: dict[str, int] = {}
+    for i in records.ids:
+        source = source_of(i)
+        counts[source] = counts.get(source, 0) + 1
+    total = sum(counts.values())
+    return (total * total - sum(c * c for c in counts.values())) / 2
+
+
+def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Bit u of a pair: whether a key reading no field of unit u (a field,
+    or fields compared together) found it, so its agreement there is not
+    forced. A band reads every field (the joined text): the non-matches it
+    brings look alike in all of them."""
+    usable = np.zeros(len(found), np.int64)
+    for at, unit in enumerate(units):
+        forcing = BAND_BIT | sum(1 << (k + 1) for k, key in enumerate(keys) if set(unit) & set(key.fields))
+        usable |= ((found.bits & ~forcing) != 0).astype(np.int64) << at
+    return usable
+
+
+def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]], levels: np.ndarray) -> list[Round]:
+    """Each key's candidates as a training round of the model
+    (:class:`~neardup_solr.fields.training.Round`), the units reading its
+    fields left out. Costs a sort of each key's candidates' levels."""
+    rounds = []
+    for k, key in enumerate(keys):
+        mine = ((found.bits >> (k + 1)) & 1) == 1
+        if mine.any():
+            left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.fields))
+            rounds.append(Round(Patterns.of(levels[mine]), left_out))
+    return rounds
+
+
+def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], found: Found, usable: np.ndarray,
+                  posterior: np.ndarray, model: FieldModel) -> dict[int, float]:
+    """Each field's chance that a match agrees on its key form, where both
+    fill it: the posterior-weighted share among the candidates not forced to
+    agree on it (nor on a field compared with it); where there are none, the
+    model's chance of its unit's exact level (a key form is shared at least
+    by equal values)."""
+    agree = {}
+    unit_of = {f: at for at, unit in enumerate(model.field_units) for f in unit}
+    for f, (column, profile) in enumerate(zip(columns, profiles)):
+        forms = np.array([key_form(column.kind, v, key_words(profile)) for v in column.values] + [""], object)
+        a, b = forms[column.codes[found.left]], forms[column.codes[found.right]]
+        filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
+        mask = filled & (((usable >> unit_of[f]) & 1) == 1)
+        weight = posterior[mask]
+        agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
+            else model.units[unit_of[f]].agreement
+    return agree
+
+
+def unit_shares(shares: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Pairs x units: a unit's share of the index holding the values its
+    fields agree on, taken as the rarest of them (a city's share, which its
+    state only widens)."""
+    return np.stack([shares[:, list(unit)].min(axis=1) for unit in units], axis=1) if len(shares) else \
+        np.zeros((0, len(units)))
+
+
+@dataclass
+class Fitted:
+    """What :func:`fit_records` found: the candidates, their levels (pairs x
+    fields, and pairs x the model's units: fields compared together joined),
+    the share of the index holding each one's values (what an exact
+    agreement is weighed by), their probabilities, the model, the keys, the
+    share of true pairs the keys and bands are estimated to miss, how many
+    random pairs measured chance, and the expected true pairs among all
+    pairs of records."""
+
+    found: Found
+    field_levels: np.ndarray
+    levels: np.ndarray
+    shares: np.ndarray
+    p: np.ndarray
+    model: FieldModel
+    keys: list[Key]
+    missed: float
+    random_pairs: int
+    expected: float
+
+    def explanation(self, at: int) -> str:
+        """Candidate ``at``'s explanation in brief (``evidence.Explanation.brief``)."""
+        return self.model.explain("", "", self.levels[at].tolist(), self.shares[at].tolist()).brief()
+
+
+def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
+                max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
+                warn: Callable[[str], None] = lambda _: None, progress: Progress | None = None) -> Fitted:
+    """Candidates, their levels and probabilities, the model and the keys
+    of ``records`` (see the module's docstring); with ``labels``, the
+    labeled candidates' probabilities are 1 (the same) or 0."""
+    kinds = [p.kind for p in profiles]
+    codes = key_codes(records.columns, profiles)
+    keys = choose_keys(codes, profiles)
+    found = candidates(records, keys, codes, max_bucket)
+    if link:
+        found = across(records, found)
+    verifying = Tally(progress, "verifying candidates", len(found))
+    verifying(0)
+    field_levels = levels_of(records.columns, found.left, found.right)
+    verifying(len(found))
+    random_left, random_right = random_pairs(records, link=link)
+    random_levels = levels_of(records.columns, random_left, random_right)
+    units = units_of(random_levels, len(records))
+    unit_kinds = [joint_kind([kinds[f] for f in unit]) for unit in units]
+    names = [" + ".join(profiles[f].name for f in unit) for unit in units]
+    levels = joint(field_levels, units, kinds)
+    u = chance(joint(random_levels, units, kinds), unit_kinds)
+    usable = usable_bits(found, keys, units)
+    total = all_pairs(records, link)
+    min_share = 2.0 / max(len(records), 2)
+    filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
+    patterns = Patterns.of(levels, usable)
+    rounds = key_rounds(found, keys, units, levels)
+
+    def fitted(found_share: float = 1.0) -> FieldModel:
+        return fit(patterns, u, names, unit_kinds, total_pairs=total, random_pairs=len(random_left),
+                   min_share=min_share, found_share=found_share, rounds=rounds, units=units, filled=filled)
+
+    model = fitted()
+    shares = unit_shares(shares_of(records.columns, found.left), units)
+    # What the keys and bands missed is estimated from the matches found, then counted into the prior.
+    posterior = model.probabilities(levels)
+    agree = key_agreement(records.columns, profiles, found, usable, posterior, model)
+    by_keys = missed_share(agree, keys, [n / max(len(records), 1) for n in filled])
+    by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
+    # At most half: a guess past that would let the prior feed on itself.
+    missed = min(by_keys * by_bands, MAX_MISSED)
+    if missed > 1e-3:
+        model = fitted(1.0 - missed)
+    p = model.probabilities(levels, shares)
+    if labels:
+        p = _labeled(records, found, p, labels, warn)
+    expected = float(p.sum()) / max(1.0 - missed, 1e-3)
+    return Fitted(found, field_levels, levels, shares, p, model, keys, missed, len(random_left), expected)
+
+
+def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The match weights (bits) of any pairs ``(left, right)`` of ``records``
+    under ``model``: compared and weighed as candidates are."""
+    field_levels = levels_of(records.columns, left, right)
+    return model.weights(joint(field_levels, model.field_units, [c.kind for c in records.columns]),
+                         unit_shares(shares_of(records.columns, left), model.field_units))
+
+
+def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[frozenset[str], bool],
+             warn: Callable[[str], None]) -> np.ndarray:
+    """``p`` with the labeled candidates at 1 (the same) or 0 (different)."""
+    position = {record_id: n for n, record_id in enumerate(records.ids)}
+    width = max(len(records), 1)
+    codes = found.left * width + found.right
+    at = {}
+    for pair, same in labels.items():
+        ends = sorted(position[i] for i in pair if i in position)
+        if len(ends) == 2:
+            at[ends[0] * width + ends[1]] = same
+    hits = np.flatnonzero(np.isin(codes, np.fromiter(at, np.int64, len(at))))
+    if len(hits) < len(labels):
+        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
+             "and do not count")
+    p = p.copy()
+    for h in hits.tolist():
+        p[h] = 1.0 if at[int(codes[h])] else 0.0
+    return p
+
+
+def differing(levels: np.ndarray) -> np.ndarray:
+    """How many fields of each pair (levels: pairs x fields) both records
+    fill and do not agree on exactly: a pair of field records' distance."""
+    return ((levels != MISSING) & (levels != EXACT)).sum(axis=1) if len(levels) else np.zeros(0, np.int64)
+
+
+
+
+__all__ = ["Fitted", "Found", "Records", "differing", "fit_records", "pair_weights"]

@@ -1,0 +1,116 @@
+"""The default mode for records of fields: every pair, compared field by field.
+
+An index whose records have two or more fields (a table's columns;
+``IndexSettings.fields``) is reported here instead of by the text
+similarity of ``text_report.py``: its records are read once
+(``index.columns``), matched field by field (``fields.matching``: candidates
+by band and key, each field compared, the Fellegi-Sunter model fitted
+without labels), and the pairs of probability 1/2 or more are kept with
+their probability and, as their distance, how many fields they fill both
+and do not agree on exactly (they have no text similarity: their fields'
+levels are the evidence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..fields.keys import Key
+from ..fields.matching import Fitted, Records, differing, fit_records, pair_weights
+from ..fields.model import FieldModel, ambiguity
+from ..index.columns import read_records
+from ..index.solr import Solr
+from ..index.state import IndexSettings
+from ..lsh.bands import MAX_BUCKET
+from ..match.summary import FieldSummary, ReportSummary
+from ..progress import Progress, Tally
+from ..records.record import id_key
+from ..results.clustering import bits, split
+from ..results.pairs import HeldPairs, Pair, ordered
+
+
+@dataclass
+class Linked(HeldPairs):
+    """The field records' pairs kept, the fitted model, the keys that made
+    candidates, and the report's summary. Iterating it gives the pairs;
+    ``to_pandas()`` and ``to_arrow()`` give them as a table."""
+
+    pairs: list[Pair]
+    model: FieldModel
+    keys: list[Key]
+    summary: ReportSummary
+
+
+def summary_of(fitted: Fitted, settings: IndexSettings,
+               labels: Mapping[frozenset[str], bool] | None = None) -> ReportSummary:
+    """What the report says of the fit: the keys, what they are estimated
+    to miss, and the estimated precision and recall of the kept pairs."""
+    p, model = fitted.p, fitted.model
+    kept = p >= 0.5
+    expected = fitted.expected
+    labeled = [same for same in (labels or {}).values()]
+    return ReportSummary.of_fields(
+        FieldSummary(keys=tuple(k.name(settings.fields) for k in fitted.keys), missed=fitted.missed,
+                     random_pairs=fitted.random_pairs, separated=model.tells(p), model=model,
+                     ambiguity=ambiguity(p)),
+        candidates=len(fitted.found), true_pairs=expected, pairs=int(kept.sum()),
+        precision=float(p[kept].mean()) if kept.any() else 1.0,
+        recall=float(p[kept].sum() / expected) if expected else 1.0,
+        labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
+
+
+def clusters_of(records: Records, fitted: Fitted) -> list[list[str]]:
+    """The clusters of the kept pairs (probability 1/2 or more), split so
+    that members are matches of each other (``clustering.split``), every
+    pair of a component weighed by the model."""
+    kept = fitted.p >= 0.5
+    weights = np.array([bits(x) for x in fitted.p[kept].tolist()])
+    groups = split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
+                   lambda left, right: pair_weights(records, fitted.model, left, right))
+    return [[records.ids[n] for n in group] for group in groups]
+
+
+def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | None = MAX_BUCKET,
+                   progress: Progress | None = None) -> list[list[str]]:
+    """The clusters of an index of field records (:func:`clusters_of`), found
+    as :func:`field_pairs` finds its pairs; nothing is kept with the index.
+    Costs what :func:`field_pairs` does but the kept pairs' texts."""
+    records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
+    return clusters_of(records, fit_records(records, settings.fields, max_bucket=max_bucket))
+
+
+def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
+                labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
+                warn: Callable[[str], None] = lambda _: None, explain: bool = False) -> Linked:
+    """Every near-duplicate pair of an index of field records, and the
+    model fitted to all candidates (see the module's docstring).
+
+    Returns:
+        The kept pairs (smaller id first, in id order) with their distance
+        (the fields that differ, ``fields.matching.differing``) and match
+        probability (and, with ``explain``, why: each field's level and
+        weight); the model, the keys and the summary. Costs one request per
+        1000 records read; memory holds every record's fields once (their
+        distinct values), 8 bytes a band key, and every candidate's levels
+        (a byte a field).
+
+    Raises:
+        SolrUnavailable, SolrFailure: Solr could not be reached or refused.
+    """
+    records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
+    fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
+                         progress=progress)
+    kept = np.flatnonzero(fitted.p >= 0.5)
+    differ = differing(fitted.field_levels[kept])
+    pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
+                     fitted.explanation(at) if explain else None)
+             for at, a, b, d, p in zip(kept.tolist(), fitted.found.left[kept].tolist(),
+                                       fitted.found.right[kept].tolist(), differ.tolist(), fitted.p[kept].tolist())]
+    return Linked(sorted(pairs, key=lambda pair: (id_key(pair.a), id_key(pair.b))), fitted.model, fitted.keys,
+                  summary_of(fitted, settings, labels))
+
+
+__all__ = ["Linked", "clusters_of", "field_clusters", "field_pairs", "summary_of"]
