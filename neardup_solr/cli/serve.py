@@ -11,15 +11,12 @@ import click
 from ..api import NearDuplicates
 from ..extras import require
 from ..results.labels import LabelStore
+from ..service.defaults import DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
 from ..service.review import PairClusters
 from ..index.solr import Solr
 from .common import open_solr, say, solr_connection, warn_of_token
 
-# As the service's (service/app.py, service/bodies.py); not imported from there, so that other
-# commands need not load the web framework.
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8080
-DEFAULT_MAX_BODY_MIB = 4
+DEFAULT_MAX_BODY_MIB = MAX_BODY // (1 << 20)
 # Where `--workers` hands each worker process the options it was started with
 # (file names, not what they hold: each worker reads the token and password itself).
 WORKER_OPTIONS = "NEARDUP_SERVE_WORKER"

@@ -41,7 +41,7 @@ DEFAULT_RETRIES = 3
 # at once (four updates, two bucket reads, four reference queries).
 POOL_SIZE = 16
 # Documents read per request (ids looked up, or a cursor's page): as many as
-# an index update sends (``indexer.BATCH_SIZE``), so an answer is about as
+# an index update sends (``writer.BATCH_SIZE``), so an answer is about as
 # large as a request Solr already takes.
 READ_BATCH = 1000
 # The TLOG.state gauge's value for a core whose transaction log is not being

@@ -57,7 +57,7 @@ class IndexSettings:
     leaves out the reference workflow's fields (first word, word count, word
     shingles and their MinHash), for large collections that need only the
     default mode. ``fields``: the profiles of the records' fields
-    (``fields.py``), read off a sample when the records have two or more
+    (``fields.kinds``), read off a sample when the records have two or more
     fields each (a table's columns); empty for records of one text, which
     are compared as texts. ``chosen``: whether the banding was chosen from
     the records (else it was given, and stays as given).

@@ -4,10 +4,10 @@ Three modes, each a Solr field whose shared values make candidates:
 
 - ``lsh`` (the default): records sharing at least one LSH band key. In bulk
   they are found for all records at once from the keys' buckets
-  (``collisions.py``, driven by ``bulk.py``); :func:`candidates` asks the
-  same for one record (``search.py``);
+  (``buckets.py``, driven by ``modes.text_report``); :func:`candidates` asks
+  the same for one record (``modes.text_search``);
 - ``shingles`` and ``minhash`` (the reference workflow, driven by
-  ``reference.py``): for each record, the records sharing word shingles or
+  ``modes.reference``): for each record, the records sharing word shingles or
   MinHash values and the same first word.
 
 A record's candidates are the ``per_record`` records sharing most values

@@ -1,7 +1,7 @@
 """Ids numbered in order of arrival, in 50-85 bytes an id.
 
 A report numbers every record it meets in a bucket, the first time it meets
-it, to keep its pairs as arrays of numbers (``collisions.Pairing``). A dict
+it, to keep its pairs as arrays of numbers (``buckets.Pairing``). A dict
 of str to int costs about 150 bytes an id (the string, the int, the dict's
 slot): about 110 MB for the 714,120 bucketed records of a million. Here an
 id is its 128-bit MurmurHash3 (``mmh3.hash64``'s two halves) in an

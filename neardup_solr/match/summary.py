@@ -38,7 +38,7 @@ class Estimates:
     """The model's estimates for the pairs a report kept: the true pairs
     among all pairs of records, the kept pairs, their precision and recall,
     and ``proposed``, the estimated share of all true pairs that became
-    candidates at all (``bulk.proposed_share``; 1 in files written before
+    candidates at all (``modes.text_report.proposed_share``; 1 in files written before
     it was estimated)."""
 
     true_pairs: float
@@ -116,7 +116,7 @@ class ReportSummary:
         estimates of what was kept.
 
         ``proposed`` is the estimated share of all true pairs that became
-        candidates at all (``bulk.proposed_share``): the model sees
+        candidates at all (``modes.text_report.proposed_share``): the model sees
         candidates only, so the true pairs and the recall it estimates are
         of those, and are carried to all true pairs by that share.
         """

@@ -108,7 +108,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         one per 1000 records of kept pairs (their texts); memory holds every
         candidate as 8 bytes plus a float and a byte (and 8 bytes for
         each time a pair was met since the last fold while the buckets are
-        read, ``collisions.Pairing``), and every
+        read, ``match.buckets.Pairing``), and every
         record in a bucket as its id and 12 bytes a distinct word: texts are
         weighed as the buckets arrive and not kept.
 

@@ -53,7 +53,7 @@ class Record:
     columns (CSV, TSV, Parquet, JSON Lines, a DataFrame), its ``fields``:
     (name, value) in the order named, a missing value "". The text is the
     fields' values joined. A record of two or more fields is compared field
-    by field (``fields.py``); one of one field or none, as its text."""
+    by field (``fields.matching``); one of one field or none, as its text."""
 
     id: str
     text: str

@@ -1,5 +1,5 @@
 """The tables people hold: Parquet files, pyarrow Tables, pandas and polars
-DataFrames, as records in (pairs out as tables: :mod:`neardup_solr.results.tables`).
+DataFrames, as records in (pairs out as tables: :mod:`neardup_solr.results.arrow`).
 
 pyarrow, pandas and polars are extras (``pip install
 'neardup-solr[parquet]'``, ``[pandas]``, ``[polars]``): this module is

@@ -30,7 +30,7 @@ cannot outweigh any number of others.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -57,9 +57,13 @@ def bits(probability: float | None) -> float:
     return max(-STRONGEST, min(STRONGEST, math.log2(probability / (1.0 - probability))))
 
 
-def components(count: int, left: np.ndarray, right: np.ndarray) -> list[np.ndarray]:
-    """The connected components (record numbers, ascending) of the pairs, of two records or more."""
-    parent = np.arange(count)
+def components(count: int, left: np.ndarray, right: np.ndarray, smallest: int = 2) -> list[np.ndarray]:
+    """The connected components (record numbers, ascending) of the pairs
+    over ``count`` records, of ``smallest`` records or more: a union-find
+    with path halving, each component's root its smallest number. Iterative,
+    so a long chain cannot hit Python's recursion limit; nearly linear in
+    the pairs."""
+    parent = list(range(count))
 
     def root(x: int) -> int:
         while parent[x] != x:
@@ -67,15 +71,30 @@ def components(count: int, left: np.ndarray, right: np.ndarray) -> list[np.ndarr
             x = parent[x]
         return x
 
-    for a, b in zip(left.tolist(), right.tolist()):
+    for a, b in zip(np.asarray(left).tolist(), np.asarray(right).tolist()):
         ra, rb = root(a), root(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
-    roots = np.array([root(x) for x in range(count)])
+    roots = np.array([root(x) for x in range(count)], np.int64)
     order = np.argsort(roots, kind="stable")
-    starts = np.flatnonzero(np.concatenate(([True], roots[order][1:] != roots[order][:-1])))
-    groups = np.split(order, starts[1:])
-    return [g for g in groups if len(g) > 1]
+    starts = np.flatnonzero(np.concatenate(([True], roots[order][1:] != roots[order][:-1]))) if count else []
+    groups = np.split(order, starts[1:]) if count else []
+    return [g for g in groups if len(g) >= smallest]
+
+
+def connected(groups: Iterable[Sequence[str]]) -> list[list[str]]:
+    """The connected components of ``groups`` of ids (pairs, or clusters of
+    any size): ids that share a group, directly or through others, are one
+    component; every id once, a group of one its own component."""
+    number: dict[str, int] = {}
+    left: list[int] = []
+    right: list[int] = []
+    for group in groups:
+        members = [number.setdefault(member, len(number)) for member in group]
+        left += members[:1] * (len(members) - 1)
+        right += members[1:]
+    ids = list(number)
+    return [[ids[n] for n in component.tolist()] for component in components(len(ids), left, right, smallest=1)]
 
 
 def average_linkage(weights: np.ndarray) -> list[list[int]]:

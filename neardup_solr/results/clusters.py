@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from .clustering import split_pairs
+from .clustering import connected, split_pairs
 from ..errors import InputError
 from ..files import atomic_output, read_text
 from .outputs import (CLUSTER_COLUMNS, Table, TableForms, TextLookup, cluster_table, counted, membership_table,
@@ -104,52 +104,6 @@ class Membership(TableForms):
         return f"Membership({counted(records, 'record')} in {counted(len(self.clusters), 'cluster')})"
 
 
-class UnionFind:
-    """Disjoint sets over string ids, with path compression and union by size,
-    so any sequence of n operations costs nearly O(n)."""
-
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-        self.size: dict[str, int] = {}
-
-    def add(self, x: str) -> None:
-        if x not in self.parent:
-            self.parent[x] = x
-            self.size[x] = 1
-
-    def find(self, x: str) -> str:
-        """The root of ``x``'s set; every node on the way is pointed at it.
-
-        Iterative, so a long chain cannot hit Python's recursion limit.
-        """
-        self.add(x)
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a: str, b: str) -> str:
-        """Merge the sets of ``a`` and ``b``: the smaller set goes under the larger
-        one's root (which keeps trees shallow). Returns the new root."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return ra
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size.pop(rb)
-        return ra
-
-    def groups(self) -> list[list[str]]:
-        """Every set, as a list of its elements (in no particular order)."""
-        by_root: dict[str, list[str]] = {}
-        for x in self.parent:
-            by_root.setdefault(self.find(x), []).append(x)
-        return list(by_root.values())
-
-
 def _ends(pair: Sequence[str]) -> tuple[str, str]:
     # Works for Pair (a, b, distance, similarity) and for plain (a, b) tuples.
     return pair[0], pair[1]
@@ -167,10 +121,7 @@ def cluster_pairs(pairs: Iterable[Sequence[str]], ids: Iterable[str] | None = No
         members = sorted({i for p in pairs for i in _ends(p)}, key=id_key)
         groups = split_pairs(members, [(p.a, p.b, p.probability) for p in pairs])
     else:
-        sets = UnionFind()
-        for pair in pairs:
-            sets.union(*_ends(pair))
-        groups = sets.groups()
+        groups = connected(_ends(pair) for pair in pairs)
     return clusters_of_groups(groups, ids)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import read_text
+from .clustering import connected
 from .pairs import Pair
 from ..records.record import id_key, keyed
 
@@ -187,16 +188,8 @@ class ClusterScore:
 def _partition(groups: Iterable[Collection[str]], records: set[str]) -> dict[str, str]:
     """Each record's cluster (named by a member): the connected components
     of ``groups`` (pairs or clusters), each record in none alone."""
-    from .clusters import UnionFind  # clusters imports this module's neighbours; a cycle at import time otherwise
-
-    sets = UnionFind()
-    for group in groups:
-        members = list(group)
-        for member in members:
-            sets.add(member)
-        for other in members[1:]:
-            sets.union(members[0], other)
-    return {record: sets.find(record) for record in records}
+    home = {member: component[0] for component in connected(groups) for member in component}
+    return {record: home.get(record, record) for record in records}
 
 
 def _pairs_within(sizes: Iterable[int]) -> int:

@@ -16,7 +16,7 @@ Every result is a table, written in one of :data:`OUTPUT_FORMATS`:
 - ``parquet`` (files only, with pyarrow, an extra): the CSV columns, typed
   (ids and texts as strings, distance as int64, similarity and probability
   as float64 rounded to 4 decimals, a list as a list of strings), written
-  by :mod:`neardup_solr.results.tables`.
+  by :mod:`neardup_solr.results.arrow`.
 
 Columns that no row has a value for (a similarity in the reference modes, a
 probability without a fitted model) are left out of the table. Files are
@@ -160,7 +160,7 @@ def check_format(path: Path | str, format: str | None = None) -> None:
         MissingExtra: the format's package is not installed.
     """
     if output_format(path, format) == "parquet":
-        from .tables import check_writable  # pyarrow, an extra: imported only when used
+        from .arrow import check_writable  # pyarrow, an extra: imported only when used
 
         check_writable()
 
@@ -170,7 +170,7 @@ def save_table(path: Path | str, table: Table, format: str | None = None) -> int
     its name implies; returns the rows written."""
     format = output_format(path, format)
     if format == "parquet":
-        from .tables import write_parquet  # pyarrow, an extra: imported only when used
+        from .arrow import write_parquet  # pyarrow, an extra: imported only when used
 
         return write_parquet(path, *table.column_values())
     with atomic_output(path) as out:
@@ -276,7 +276,7 @@ class TableForms:
 
     def to_arrow(self):
         """As a pyarrow Table (pyarrow is an extra: ``[parquet]``)."""
-        from .tables import arrow_table  # pyarrow, an extra: imported only when used
+        from .arrow import arrow_table  # pyarrow, an extra: imported only when used
 
         return arrow_table(*self.table().column_values())
 

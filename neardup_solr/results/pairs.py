@@ -161,7 +161,7 @@ def read_pairs(path: Path | str) -> list[Pair]:
     told apart by the first line (a JSON object, the CSV header, or TSV);
     gzip is read through; Parquet is told by its first bytes."""
     if _is_parquet(path):
-        from .tables import pair_rows  # pyarrow, an extra: imported only when used
+        from .arrow import pair_rows  # pyarrow, an extra: imported only when used
 
         with reading(path, "pairs"):
             return [_pair(path, number, fields) for number, fields in pair_rows(path)]

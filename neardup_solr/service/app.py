@@ -75,16 +75,14 @@ from ..api import NearDuplicates
 from ..errors import NeardupError
 from ..results.labels import LabelStore
 from .review import PairClusters
-from .bodies import MAX_BODY
-from .guards import DEFAULT_HOST, HostCheck, LOCAL_HOSTS, check_bind, served_hosts
+from .defaults import DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
+from .guards import HostCheck, LOCAL_HOSTS, check_bind, served_hosts
 from .label_routes import label_routes
 from .models import NEW_RECORD_SCHEMA, ServiceError, failure, status_of
 from .page_routes import page_routes
 from .record_routes import record_routes
 from .shared import CLIENT_TIMEOUT, ServiceState
 
-
-DEFAULT_PORT = 8080
 
 
 # Handlers are async: a plain one would run in a worker thread, and wait

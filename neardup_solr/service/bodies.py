@@ -12,19 +12,13 @@ import anyio
 from fastapi import Request
 
 from ..api import as_record
+from .defaults import MAX_BODY
 from ..errors import InputError, NeardupError
 from ..results.labels import label_problem
 from ..records.record import MAX_LINE_BYTES, Record, checked_source, field_problem, size_problem
 from .models import ServiceError
 
 
-# The most a POST /records body may hold unless told otherwise: a record is at most
-# 1 MiB of text (MAX_LINE_BYTES, as a line of a records file), which JSON's
-# escapes can make 3 MiB (an emoji, 4 bytes, sent as two \uXXXX, 12); a
-# batch of ordinary records (about 100 bytes each) fits 40,000. Reading stops
-# at the cap: a larger body is refused (413) without being held. A 20 MB text
-# took 5 minutes and 874 MB in the service before there was a cap this low.
-MAX_BODY = 4 * 1024 * 1024
 # A label is small; its body has no reason to be larger than this.
 MAX_LABEL_BODY = 64 * 1024
 # A page's form carries the page's state, whose text may be a whole record

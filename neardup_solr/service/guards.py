@@ -17,6 +17,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..errors import NeardupError
+from .defaults import DEFAULT_HOST
 from .models import ServiceError, failure
 from .shared import Shared
 
@@ -24,7 +25,6 @@ from .shared import Shared
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Addresses that bind every interface: the service may be reached by any of the machine's names.
 ANY_ADDRESS = ("0.0.0.0", "::", "")
-DEFAULT_HOST = "127.0.0.1"
 # The cookie that opens the page's forms after /sign-in, and what its key is derived with.
 PAGE_COOKIE = "neardup_review"
 PAGE_KEY_PURPOSE = b"neardup review page forms"

@@ -3,6 +3,7 @@ import json
 import random
 from collections import deque
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +11,6 @@ from hypothesis import strategies as st
 from neardup_solr.results.clusters import (
     TSV_HEADER,
     Cluster,
-    UnionFind,
     certainty_of,
     cluster_pair_file,
     cluster_pairs,
@@ -21,6 +21,7 @@ from neardup_solr.results.clusters import (
     write_membership,
 )
 from neardup_solr.errors import InputError
+from neardup_solr.results.clustering import components, connected
 from neardup_solr.results.pairs import Pair, write_pairs
 from neardup_solr.records.record import id_key
 
@@ -132,23 +133,16 @@ def test_order_does_not_depend_on_input_order():
         assert cluster_pairs(shuffled) == expected
 
 
-def test_union_by_size_keeps_the_larger_root():
-    sets = UnionFind()
-    sets.union("a", "b")
-    sets.union("a", "c")
-    big = sets.find("a")
-    assert sets.union("z", "a") == big  # the singleton z goes under the root of {a, b, c}
-    assert sets.size[big] == 4
+def test_a_chain_longer_than_the_recursion_limit_is_one_component():
+    n = 50_000
+    chain = np.arange(n - 1)
+    [component] = components(n, chain[::-1], chain[::-1] + 1)
+    assert component.tolist() == list(range(n))
 
 
-def test_path_compression_points_nodes_at_the_root():
-    sets = UnionFind()
-    for x in "abcd":
-        sets.add(x)
-    # a hand-made chain d -> c -> b -> a
-    sets.parent.update({"b": "a", "c": "b", "d": "c"})
-    assert sets.find("d") == "a"
-    assert sets.parent == {"a": "a", "b": "a", "c": "a", "d": "a"}
+def test_connected_groups_of_any_size_keep_every_id_once():
+    found = connected([("a", "b"), ("c",), ("d", "e", "f"), ("b", "g"), ("f", "h")])
+    assert sorted(sorted(c) for c in found) == [["a", "b", "g"], ["c"], ["d", "e", "f", "h"]]
 
 
 ids = st.one_of(st.integers(0, 40).map(str), st.sampled_from(["a", "b", "c", "x-1", "y.2", "Z:3"]))
