@@ -25,7 +25,7 @@ found included) and the keys used are the summary's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,9 +227,8 @@ class Fitted:
     fields, and pairs x the model's units: fields compared together joined),
     the share of the index holding each one's values (what an exact
     agreement is weighed by), their probabilities, the model, the keys, the
-    share of true pairs the keys and bands are estimated to miss, how many
-    random pairs measured chance, and the expected true pairs among all
-    pairs of records."""
+    share of true pairs the keys and bands are estimated to miss, and how
+    many random pairs measured chance."""
 
     found: Found
     field_levels: np.ndarray
@@ -240,7 +239,12 @@ class Fitted:
     keys: list[Key]
     missed: float
     random_pairs: int
-    expected: float
+
+    @property
+    def expected(self) -> float:
+        """The expected true pairs among all pairs of records: those among
+        the candidates, and the share estimated to be missed."""
+        return float(self.p.sum()) / max(1.0 - self.missed, 1e-3)
 
     def explanation(self, at: int) -> str:
         """Candidate ``at``'s explanation in brief (``evidence.Explanation.brief``)."""
@@ -248,11 +252,9 @@ class Fitted:
 
 
 def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
-                max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
-                warn: Callable[[str], None] = lambda _: None, progress: Progress | None = None) -> Fitted:
+                max_bucket: int | None = MAX_BUCKET, progress: Progress | None = None) -> Fitted:
     """Candidates, their levels and probabilities, the model and the keys
-    of ``records`` (see the module's docstring); with ``labels``, the
-    labeled candidates' probabilities are 1 (the same) or 0."""
+    of ``records`` (see the module's docstring)."""
     kinds = [p.kind for p in profiles]
     codes = key_codes(records.columns, profiles)
     keys = choose_keys(codes, profiles)
@@ -293,10 +295,7 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     if missed > 1e-3:
         model = fitted(1.0 - missed)
     p = model.probabilities(levels, shares)
-    if labels:
-        p = _labeled(records, found, p, labels, warn)
-    expected = float(p.sum()) / max(1.0 - missed, 1e-3)
-    return Fitted(found, field_levels, levels, shares, p, model, keys, missed, len(random_left), expected)
+    return Fitted(found, field_levels, levels, shares, p, model, keys, missed, len(random_left))
 
 
 def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -305,27 +304,6 @@ def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: n
     field_levels = levels_of(records.columns, left, right)
     return model.weights(joint(field_levels, model.field_units, [c.kind for c in records.columns]),
                          unit_shares(shares_of(records.columns, left), model.field_units))
-
-
-def _labeled(records: Records, found: Found, p: np.ndarray, labels: Mapping[frozenset[str], bool],
-             warn: Callable[[str], None]) -> np.ndarray:
-    """``p`` with the labeled candidates at 1 (the same) or 0 (different)."""
-    position = {record_id: n for n, record_id in enumerate(records.ids)}
-    width = max(len(records), 1)
-    codes = found.left * width + found.right
-    at = {}
-    for pair, same in labels.items():
-        ends = sorted(position[i] for i in pair if i in position)
-        if len(ends) == 2:
-            at[ends[0] * width + ends[1]] = same
-    hits = np.flatnonzero(np.isin(codes, np.fromiter(at, np.int64, len(at))))
-    if len(hits) < len(labels):
-        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
-             "and do not count")
-    p = p.copy()
-    for h in hits.tolist():
-        p[h] = 1.0 if at[int(codes[h])] else 0.0
-    return p
 
 
 def differing(levels: np.ndarray) -> np.ndarray:

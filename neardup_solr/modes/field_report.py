@@ -29,6 +29,7 @@ from ..match.summary import FieldSummary, ReportSummary
 from ..progress import Progress, Tally
 from ..records.record import id_key
 from ..results.clustering import bits, split
+from ..results.labels import labeled_pairs
 from ..results.pairs import HeldPairs, Pair, ordered
 
 
@@ -101,8 +102,11 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
     """
     records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
-    fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, labels=labels, warn=warn,
-                         progress=progress)
+    fitted = fit_records(records, settings.fields, link=link, max_bucket=max_bucket, progress=progress)
+    if labels:
+        labeled, same = labeled_pairs(records.ids, fitted.found.left, fitted.found.right, labels, warn)
+        fitted.p = fitted.p.copy()
+        fitted.p[labeled] = same
     kept = np.flatnonzero(fitted.p >= 0.5)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),

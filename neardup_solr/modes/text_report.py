@@ -23,6 +23,7 @@ from ..match.buckets import Candidates, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
 from ..match.model import MatchModel, fit, histogram, with_labels
 from ..match.text_explanation import of_text
+from ..results.labels import labeled_pairs
 from ..results.outputs import counted
 from ..results.pairs import HeldPairs, Pair
 from ..records.record import source_of
@@ -125,7 +126,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
     scores, levels = scored(found, weighed, tick)
     model = fit(histogram(scores, levels))
     if labels:
-        labeled, same = _labeled(found, labels, warn)
+        labeled, same = labeled_pairs(found.ids, found.left, found.right, labels, warn)
         model = with_labels(model, histogram(scores[labeled[same]], levels[labeled[same]]),
                             histogram(scores[labeled[~same]], levels[labeled[~same]]))
     keep = model.keeps(scores, levels, cut)
@@ -215,27 +216,6 @@ def proposed_share(probabilities: list[float | None], caught: list[float]) -> fl
 # they put the share of true pairs proposed at 0.859, at 0.1 or more 0.966,
 # where 0.967 of the true pairs in fact shared a band key.
 LEAST_CHANCE = 0.1
-
-
-def _labeled(found: Candidates, labels: Mapping[frozenset[str], bool],
-             warn: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
-    """The candidates a person labeled (their positions) and which of them
-    were labeled the same; ``warn`` is told of labeled pairs that are not
-    candidates."""
-    position = {record_id: i for i, record_id in enumerate(found.ids)}
-    width = len(found.ids)
-    keys = found.left.astype(np.int64) * width + found.right.astype(np.int64)
-    wanted: dict[int, bool] = {}
-    for pair, is_same in labels.items():
-        ends = [position.get(record_id) for record_id in pair]
-        if len(ends) == 2 and None not in ends:
-            wanted[ends[0] * width + ends[1]] = is_same
-            wanted[ends[1] * width + ends[0]] = is_same
-    hits = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.int64, len(wanted))))
-    if len(hits) < len(labels):
-        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
-             "and do not count")
-    return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
 
 
 # Kept pairs whose texts are read at once (at most twice as many texts):

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import InputError, NeardupError
 from ..files import lock_exclusive, read_text
@@ -200,3 +202,25 @@ class LabelStore:
                 self._labels = read_labels(self.path, on_bad=lambda _: None) if stamp else {}
                 self._seen = stamp
             return dict(self._labels)
+
+
+def labeled_pairs(ids: Sequence[str], left: np.ndarray, right: np.ndarray, labels: Mapping[frozenset[str], bool],
+                  warn: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the pairs ``(left[i], right[i])`` (numbers of ``ids``) a
+    person labeled (their positions), and which of those were labeled the
+    same; ``warn`` is told of labeled pairs that are none of them. Costs a
+    lookup of every pair."""
+    position = {record_id: i for i, record_id in enumerate(ids)}
+    width = max(len(ids), 1)
+    keys = left.astype(np.int64) * width + right.astype(np.int64)
+    wanted: dict[int, bool] = {}
+    for pair, is_same in labels.items():
+        ends = [position.get(record_id) for record_id in pair]
+        if len(ends) == 2 and None not in ends:
+            wanted[ends[0] * width + ends[1]] = is_same
+            wanted[ends[1] * width + ends[0]] = is_same
+    hits = np.flatnonzero(np.isin(keys, np.fromiter(wanted, np.int64, len(wanted))))
+    if len(hits) < len(labels):
+        warn(f"{len(labels) - len(hits)} of {len(labels)} labeled pairs are not candidate pairs of this index "
+             "and do not count")
+    return hits, np.array([wanted[int(key)] for key in keys[hits]], bool)
