@@ -22,8 +22,8 @@ from .models import ServiceError
 # 1 MiB of text (MAX_LINE_BYTES, as a line of a records file), which JSON's
 # escapes can make 3 MiB (an emoji, 4 bytes, sent as two \uXXXX, 12); a
 # batch of ordinary records (about 100 bytes each) fits 40,000. Reading stops
-# at the cap: a larger body is refused (413) without being held. A 20 MB text
-# took 5 minutes and 874 MB in the service before there was a cap this low.
+# at the cap: a larger body is refused (413) without being held, as a large
+# text held the service for minutes before there was a cap this low (docs/scale.md).
 MAX_BODY = 4 * 1024 * 1024
 # A label is small; its body has no reason to be larger than this.
 MAX_LABEL_BODY = 64 * 1024
