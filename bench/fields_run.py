@@ -12,8 +12,8 @@ after the other on the same machine:
    Parquet file, in a child process;
 
 and scores both against the true pairs, with the peak memory of each
-process tree, and adds a section to ``bench/RESULTS.md``. Timings are
-measured, never asserted.
+process tree, and adds a section to ``bench/out/RESULTS.md`` (``--out``).
+Timings are measured, never asserted.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from neardup_solr.match.summary import ReportSummary, summary_path
 
 from . import fields
 from .quality import Cores
-from .results import add_section, machine
+from .results import RESULTS, add_section, machine
 from .run import bench_solr
 
 HERE = Path(__file__).resolve().parent
@@ -198,7 +198,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data", type=Path, help="folder for the data and pairs")
     parser.add_argument("--solr-url", help="a core on an existing local Solr (default: a fresh one)")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     parser.add_argument("--splink-timeout", type=float, metavar="SECONDS",
                         help="stop splink after this long and write down that it did not finish (default: no limit)")

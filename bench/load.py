@@ -27,7 +27,7 @@ requests, past the window if need be, and the rate is over the time the
 clock actually ran.
 Given the records' known pairs (``--truth``, by default ``true_pairs.tsv``
 beside the records), it also counts the answers that hold every known
-duplicate of their record. It adds a section to ``bench/RESULTS.md``
+duplicate of their record. It adds a section to ``bench/out/RESULTS.md``
 (``--out``) as ``bench.run`` does. Index the records first (``neardup index
 FILE --solr-url URL``, or ``python -m bench.run`` which leaves its index).
 """
@@ -63,7 +63,7 @@ from neardup_solr.index.local_solr import free_port
 from neardup_solr.index.solr import Solr
 
 from .cpu import PROC, cpu_seconds
-from .results import add_section, machine
+from .results import RESULTS, add_section, machine
 
 HERE = Path(__file__).resolve().parent
 MODES = ("in-process", "http")
@@ -454,7 +454,7 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument("--text-share", type=float, default=0.0, help="share of the requests that ask by text")
     parser.add_argument("--sample", type=int, default=100_000, help="records read from the file to pick from")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     parser.add_argument("--render", type=Path, metavar="JSON", help="only add the section of an earlier --json")
     return parser

@@ -8,7 +8,8 @@ banding ``bench.run`` gives it), and takes that process's own peak resident
 memory (VmHWM). datasketch keeps each record's MinHash and, per band, its
 key in a dict, so its memory grows in a straight line with the records: the
 least-squares line through the sizes measured, read at ``--to``, is its
-need there. The section goes to ``bench/RESULTS.md`` like ``bench.run``'s.
+need there. The section goes to ``bench/out/RESULTS.md`` (``--out``) like
+``bench.run``'s.
 
 The banding is given (``--bands/--band-rows``, default 21 x 6: the banding
 ``neardup index`` chose for 1M records); queries are not run, as they only
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .generate import generate
-from .results import add_section, machine
+from .results import RESULTS, add_section, machine
 
 HERE = Path(__file__).resolve().parent
 MB_PER_GIB = 1024
@@ -91,7 +92,7 @@ def main() -> None:
     parser.add_argument("--bands", type=int, default=BANDS)
     parser.add_argument("--band-rows", type=int, default=BAND_ROWS)
     parser.add_argument("--data", type=Path, help="folder the sizes' data folders go in [bench/data]")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = parser.parse_args()
     if len(set(args.n)) < 2:

@@ -1,6 +1,6 @@
 """Detection quality with every default, on every labeled data set we have.
 
-``python -m bench.quality [--sets a,b,...] [--out bench/QUALITY.md]`` starts a
+``python -m bench.quality [--sets a,b,...] [--out FILE]`` starts a
 local Solr (its own port and a temporary data folder, as ``bench.run`` does),
 and for each data set makes a fresh core, runs the command line as users do,
 in child processes and with no option changed::
@@ -46,7 +46,8 @@ The data sets (``--sets``, all by default):
 Generated sets use ``--seed`` (1) and are written anew on every run into
 ``--data`` (``bench/data/quality``), where the pair files stay for a look
 afterwards. Timings are measured, never asserted; a failing command ends
-the run with its message and a non-zero exit.
+the run with its message and a non-zero exit. The tables go to ``--out``
+(``bench/out/QUALITY.md``, a folder git ignores), written anew.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from neardup_solr.index.schema import BAND_KEYS, ID
 from neardup_solr.index.solr import Solr
 
 from . import documents, fields, generate, kernel_check, mentions, people, splink_peer
-from .results import machine
+from .results import OUT, machine
 from .run import bench_solr, run_cli
 
 HERE = Path(__file__).resolve().parent
@@ -439,7 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=HERE / "data" / "quality", help="folder for the data and pairs")
     parser.add_argument("--solr-url", help="a core on an existing local Solr; fresh cores are made beside it "
                         "(default: a fresh local Solr for the run)")
-    parser.add_argument("--out", type=Path, default=HERE / "QUALITY.md")
+    parser.add_argument("--out", type=Path, default=OUT / "QUALITY.md", help="file the tables are written to")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = parser.parse_args(argv)
     chosen = [found for name in args.sets.split(",") if name.strip()
@@ -453,6 +454,7 @@ def main(argv: list[str] | None = None) -> None:
         rows, info = run(chosen, n, args.seed, args.data, args.solr_url)
     except NeardupError as err:
         raise SystemExit(f"bench.quality: {err}") from None
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(command, info, rows), encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps({"command": command, "machine": info, "sets": rows}, indent=1))

@@ -11,7 +11,8 @@ verification left out. The shingles are the ones ``neardup index`` signs
 
 ``python -m bench.recall --data bench/data/10000000 --bands 16 --band-rows 8``
 reads ``records.txt``, ``true_pairs.tsv`` and ``pairs-ours.tsv`` from a
-``bench.run`` data folder and adds a section to ``bench/RESULTS.md``;
+``bench.run`` data folder and adds a section to ``bench/out/RESULTS.md``
+(``--out``);
 ``bench.run`` puts the same figures in each run's section.
 """
 
@@ -32,7 +33,7 @@ from neardup_solr.records.readers import RecordReader
 from neardup_solr.text.shingles import jaccard
 
 from .peer import lsh_shingles
-from .results import add_section
+from .results import RESULTS, add_section
 
 HERE = Path(__file__).resolve().parent
 # The Jaccard percentiles shown for the pairs found and missed.
@@ -98,7 +99,7 @@ def main() -> None:
     parser.add_argument("--bands", type=int, required=True, help="the bands the run used")
     parser.add_argument("--band-rows", type=int, required=True, help="the rows per band the run used")
     parser.add_argument("--shingles", choices=["chars", "words"], default="chars", help="the LSH shingles")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file a section is added to")
     args = parser.parse_args()
     paths = [args.data / name for name in ("records.txt", "true_pairs.tsv", "pairs-ours.tsv")]
     if missing := [str(p) for p in paths if not p.exists()]:

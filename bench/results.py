@@ -1,5 +1,6 @@
-"""What every benchmark writes into ``bench/RESULTS.md``: its section, under
-the marker line, newest first, with the machine it ran on."""
+"""What every benchmark writes into its results file (``RESULTS``, in the
+untracked ``bench/out/``, unless ``--out`` names another): its section,
+under the marker line, newest first, with the machine it ran on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from importlib.metadata import version
 from pathlib import Path
 
 from neardup_solr.index.solr import Solr
+
+# Runs write here by default, a folder git ignores: the tracked bench/RESULTS.md is the page of
+# current figures, which a run would otherwise rewrite.
+OUT = Path(__file__).resolve().parent / "out"
+RESULTS = OUT / "RESULTS.md"
 
 RUNS_MARKER = "<!-- bench.run adds each run's section below this line, newest first -->"
 
@@ -27,6 +33,7 @@ def add_section(out: Path, section: str) -> None:
         text = text.rstrip("\n") + "\n\n" + RUNS_MARKER + "\n"
     before, after = text.split(RUNS_MARKER, 1)
     section = section.rstrip("\n") + "\n"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(before + RUNS_MARKER + "\n\n" + section + "\n" + after.lstrip("\n") if after.strip()
                    else before + RUNS_MARKER + "\n\n" + section)
 

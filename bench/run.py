@@ -25,8 +25,8 @@
 6. where the time goes: for each phase, how busy each core was and how much
    of it was Solr's JVM, our Python processes and the rest (``bench.cpu``);
 
-and adds a section for the run to ``bench/RESULTS.md``, keeping the earlier
-ones. ``--bands/--band-rows/--cut`` force hand-set values instead of the
+and adds a section for the run to ``bench/out/RESULTS.md`` (``--out``),
+keeping the earlier ones. ``--bands/--band-rows/--cut`` force hand-set values instead of the
 defaults. Timings are measured, never asserted; a small ``--n`` only
 shortens the run.
 """
@@ -68,7 +68,7 @@ from .generate import generate
 from .peer import lsh_shingles
 from .recall import sentences as recall_sentences
 from .recall import where_recall_goes
-from .results import add_section, machine
+from .results import RESULTS, add_section, machine
 
 HERE = Path(__file__).resolve().parent
 PERMUTATIONS = 128
@@ -642,7 +642,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="single-record queries timed")
     parser.add_argument("--warm-up", type=int, default=WARM_UP, help="untimed queries before them")
     parser.add_argument("--sample", type=int, default=100_000, help="records signed for the throughput test")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md", help="results file a section is added to")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file a section is added to")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     parser.add_argument("--render", type=Path, metavar="JSON", help="only add the section of an earlier --json")
     args = parser.parse_args()

@@ -31,8 +31,7 @@ DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
 # alike. It is there to end a wait on a Solr that hangs, not to cut off a
 # busy one: the slowest answers are an update that waits out a segment
 # flush and the final commit, which opens a searcher over the whole index.
-# At a million records the whole indexing took 96 s (2026-11-23,
-# docs/scale.md), so no single answer there took longer.
+# It is longer than any answer at a million records took (docs/scale.md).
 DEFAULT_TIMEOUT = 120.0
 # Retries after connection errors and 5xx answers: with the backoff of 0.5,
 # 1 and 2 s a Solr gets 3.5 s to come back from a restart or a full queue.
@@ -95,8 +94,7 @@ def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool 
     # by id), so all methods and read errors are retried too.
     session = requests.Session()
     # What requests reads from the environment on every request (proxies, a
-    # CA bundle) is read once here: per request it cost a fifth of a
-    # millisecond, a tenth of a single-record query.
+    # CA bundle) is read once here: per request it slowed every single-record query (docs/scale.md).
     session.trust_env = False
     session.proxies = requests.utils.get_environ_proxies(url)
     if verify is True:

@@ -167,28 +167,18 @@ def tune(low: float, high: float, values: int, *, miss: float = 0.01, false_hit:
 #
 # candidates by chance, and pairs of similarity s_catch = (1 - miss^(1/b))^(1/r)
 # or more collide with probability 1 - miss. The choice catches the lowest
-# similarity it can while E stays within the budget of ``chance_budget(N)``.
-#
-# The budget has two reasons. An online query reads a record's 100 best
-# candidates, so E may not pass half of that at any size. A report
-# verifies N * E / 2 chance pairs: a million such pairs (20 s) is what a
-# report of a few tens of thousands of records takes anyway, so a smaller
-# data set may spend the whole budget on catching lower similarities, while
-# a larger one holds a record to 10 chance candidates (by this estimate,
-# which counts the pairs of the crowded buckets a report skips: about 6 in
-# fact at a million records).
-#
-# Why 10 and not more: a chance candidate costs Solr's reading of its
-# bucket members, not only its score (20-60 us against 2.2 us, 1M records,
-# 2026-11-25; the measurements are in docs/scale.md, "Why the constants").
+# similarity it can while E stays within the budget of ``chance_budget(N)``:
+# a report verifies N * E / 2 chance pairs, so a smaller data set may spend
+# the whole budget on catching lower similarities, while a larger one holds
+# a record to fewer chance candidates (docs/scale.md, "Why the constants").
 
 # Chance candidates a record may have at most: half of the 100 an online
 # query reads (``candidates.LSH.per_record``), so its best candidates are
 # rarely cut off.
 CANDIDATE_BUDGET = 50.0
-# Chance pairs a report may verify whatever the data's size.
+# Chance pairs a report may verify at any size: as long to verify as a report of a few tens of thousands of records.
 CHANCE_PAIRS = 1_000_000
-# Chance candidates a record may have past CHANCE_PAIRS.
+# Chance candidates a record may have past CHANCE_PAIRS: each costs Solr bucket reads, not only its score.
 RECORD_BUDGET = 10.0
 
 # MinHash values a signature may have: bands x rows <= this.

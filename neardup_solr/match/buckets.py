@@ -40,8 +40,7 @@ from ..index.solr import Solr
 from ..lsh.bands import MAX_BUCKET
 
 # Records read by one bucket request. Two requests are in flight, so this
-# bounds the members held at once (5,000 rather than 20,000: a lower peak
-# at 1M records with the same pairs, 2026-11-23; docs/scale.md).
+# bounds the members held at once: a lower peak than larger reads, the same pairs (docs/scale.md).
 DOCS_PER_QUERY = 5_000
 # Pairs met (8 bytes each) gathered before they are first folded into the
 # distinct pairs known: later folds wait until as many were met as are

@@ -48,10 +48,8 @@ DECAY = 0.5
 # Two words are close from a Jaro-Winkler similarity of 0.85: one typo in
 # a short word ("Iris" / "Irts": 0.87) counts through its intended word. At
 # 0.9, where Soft TF-IDF's authors put it, such a typo in a record's leading
-# word halved its similarity; on the seven labeled sets of bench/QUALITY.md
-# 0.85 raised the lowest F1 from 0.959 to 0.97, while at 0.8 the person
-# records' precision fell from 0.97 to 0.85 (a household's given names
-# became close).
+# word halved its similarity; at 0.8 a household's given names became
+# close (what each did to the labeled sets: docs/scale.md).
 CLOSE = 0.85
 # Jaro-Winkler similarities are fractions that floating point rounds either
 # way ("a" / "aa" is 0.85 exactly, and rapidfuzz's cutoff drops it even at

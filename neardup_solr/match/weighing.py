@@ -44,16 +44,16 @@ if TYPE_CHECKING:
 # before forking workers pays for itself.
 VERIFY_SPAN = 1 << 16
 FORK_FROM = 4 * VERIFY_SPAN
-# Distinct words of a short record (a business name and address: 8.9 on the
-# benchmark's records), the records the unit is measured on: a document of
-# 350 words costs about 40 times the work.
+# Distinct words of a short record (a business name and address; docs/scale.md),
+# the records the unit is measured on: a document of 350 words costs about 40
+# times the work.
 RECORD_WORDS = 9
 # The smallest piece of work, however long the records: a piece's start-up
 # (a forked worker's task, its results sent back) must stay small beside it.
 MIN_SPAN = 1 << 10
 # Weighing a record (repair, tokens, weights, numbers) and making a kept pair
 # (two repairs, a word edit distance and a Jaccard) each cost about two
-# units: 35-41 and 42 us for short records, in a 1M-record report.
+# units (docs/scale.md).
 TWICE = 2
 
 
@@ -90,7 +90,7 @@ def weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | No
     # Forking pays for itself on a large index: decided from its size, as the records arrive unknown.
     words = sum(weights.doc_freq.values()) / weights.doc_count if weights.doc_count else RECORD_WORDS
     vocabulary = Vocabulary()
-    # Each piece's words are numbered as it arrives: a million records' words as strings cost 320 MB.
+    # Each piece's words are numbered as it arrives: held as strings to the end, they cost memory (docs/scale.md).
     rows = _rows(forked_map(partial(_vectors, weights), batches(), workers_for(weights.doc_count, words, TWICE)),
                  vocabulary)
     if skipped.keys:

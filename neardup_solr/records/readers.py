@@ -86,8 +86,8 @@ class SeenIds:
     file of any length is read in bounded memory.
     """
 
-    # About 120 MB of dict, id strings and line numbers; a lookup in the
-    # table past it costs about 11 us, a tenth of what indexing a record does.
+    # Bounded memory for the dict; a lookup in the table past it costs little
+    # beside indexing a record (docs/scale.md).
     IN_MEMORY = 1_000_000
 
     def __init__(self) -> None:

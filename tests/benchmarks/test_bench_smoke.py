@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.results import add_section
+from bench.results import RESULTS, add_section
 from conftest import ROOT, _homes, write_records
 
 from neardup_solr import NearDuplicates
@@ -144,6 +144,16 @@ def test_a_new_run_keeps_the_earlier_runs_sections(tmp_path):
     text = out.read_text()
     assert text.index("(second)") < text.index("(first)") and "measured once" in text and "measured again" in text
     assert text.startswith("# Benchmark results")
+
+
+def test_runs_write_by_default_into_a_folder_of_their_own_that_git_ignores(tmp_path):
+    out = tmp_path / "out" / "RESULTS.md"
+    add_section(out, "## Records, n = 10 (first)\n\nmeasured once\n")
+    assert out.read_text().startswith("# Benchmark results")
+    assert RESULTS.parent == ROOT / "bench" / "out"
+    if (ROOT / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(RESULTS.relative_to(ROOT))], cwd=ROOT)
+        assert ignored.returncode == 0
 
 
 def test_load_bench_counts_every_query_and_no_errors_against_a_live_index(core, tmp_path):
