@@ -25,7 +25,7 @@ from ..errors import IndexBeingReplaced, InputError, NeardupError, SolrFailure
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
 from ..records.record import Record
-from ..records.readers import SeenIds
+from ..records.seen import SeenIds
 from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
 from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSettings, mark_replacing, save_built,
