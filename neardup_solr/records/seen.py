@@ -14,8 +14,7 @@ class SeenIds:
     file of any length is read in bounded memory.
     """
 
-    # About 120 MB of dict, id strings and line numbers; a lookup in the
-    # table past it costs about 11 us, a tenth of what indexing a record does.
+    # Ids in a dict before all move to disk: memory stays bounded, and a lookup on disk is still cheap (docs/scale.md).
     IN_MEMORY = 1_000_000
 
     def __init__(self) -> None:
