@@ -36,8 +36,8 @@ The pipeline, one folder each, in order (each folder's docstring is its map)::
   agree, and the keys that make candidates of field records;
 - ``lsh``: MinHash signatures and LSH bands;
 - ``index``: Solr: the client, the schema, one document per record, the
-  writer, what the index keeps about itself, the banding chosen from a
-  sample, the local Solr and SolrCloud;
+  writer, an index's replacement, what the index keeps about itself, the
+  banding chosen from a sample, the local Solr and SolrCloud;
 - ``match``: candidates, their verification (compiled kernel), the match
   models and what a report says of them, explanations;
 - ``results``: pairs, clusters, labels, evaluation, files and tables out,

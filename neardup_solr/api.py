@@ -36,7 +36,8 @@ from .match.candidates import MINHASH, SHINGLES
 from .results.clusters import Clusters, cluster_pairs, clusters_of_groups
 from .match.buckets import MAX_BUCKET
 from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
-from .index.writer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
+from .index.replacement import Heartbeats, alive, replace_index
+from .index.writer import BATCH_SIZE, index_records, stored_records
 from .modes.linkage import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
@@ -196,7 +197,7 @@ class NearDuplicates:
         collection on SolrCloud) that takes the old one's place at the same
         URL only when all are committed; until then, and if the run fails,
         is interrupted or is killed, the old index serves as it was (see
-        :func:`neardup_solr.index.writer.replace_index`).
+        :func:`neardup_solr.index.replacement.replace_index`).
 
         Args:
             records: the records; an id given twice keeps its last text (and

@@ -3,7 +3,7 @@
 - ``solr``: the thin client (pysolr on a retrying session) and query
   syntax, escaped in one place; ``schema``: the field names;
 - ``documents``: one Solr document per record; ``writer``: records written
-  in batches, replaced or appended without losing the index;
+  in batches; ``replacement``: an index replaced without losing it;
 - ``state``: the index's settings, generation and kept model (as a dict);
 - ``sampling``: the sample of the data and the banding chosen from it;
 - ``local_solr``, ``cloud``: the local Solr and SolrCloud.

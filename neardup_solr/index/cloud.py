@@ -248,7 +248,7 @@ def collections(solr: Solr) -> set[str]:
 
 def resolved(state: dict, name: str) -> str:
     """The collection ``name`` serves in a CLUSTERSTATUS answer: the one its
-    alias points at (a replaced index, see :func:`neardup_solr.index.writer.replace_index`),
+    alias points at (a replaced index, see :func:`neardup_solr.index.replacement.replace_index`),
     else ``name`` itself."""
     return state.get("aliases", {}).get(name, name)
 
