@@ -1,22 +1,32 @@
 """Replacing an index by building the new one beside it and swapping it
-in, never leaving it empty or half built (:func:`replace_index`).
+in, never leaving it empty or half built (:func:`replace_index`); what a
+write checks so that it is not lost with an index being replaced
+(:func:`writable`, :func:`kept_since`); and an index planned again from
+all it holds, rebuilt when the plan changed (:func:`replan_index`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from . import cloud, local_solr
+from .documents import record_of
 from ..errors import IndexBeingReplaced, InputError, NeardupError, SolrFailure
 from ..progress import Progress
 from ..records.record import Record
+from .sampling import choose_plan, index_sample
+from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
-from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSettings, mark_replacing, save_built,
-                    stamp)
+from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSettings, Stamp, mark_replacing,
+                    save_built, stamp)
 from .writer import BATCH_SIZE, index_records
+
+log = logging.getLogger("neardup_solr")
 
 # What a replacement builds into is named after the index it replaces, this
 # and the time in milliseconds: ``neardup__1764050000123``. A core or
@@ -394,3 +404,73 @@ class _NewCollection(_Replacement):
 
     def _remove(self, name: str) -> None:
         cloud.drop_collection(self.solr, name)
+
+
+def writable(solr: Solr, heartbeats: Heartbeats | None = None) -> Stamp:
+    """The stamp of ``solr``'s index, when a write to it now would be kept:
+    no replacement of it is alive (one marked that shows no life is
+    forgotten). One request; up to STALE seconds of watching a replacement
+    that shows no life (none with ``heartbeats``, what a long-lived client
+    has seen of the replacements).
+
+    Raises:
+        IndexBeingReplaced: a replacement is under way.
+    """
+    found = stamp(solr)
+    building = found.replacing
+    if not building:
+        return found
+    if heartbeats is not None:
+        living = heartbeats.alive(solr, building)
+    else:
+        living = bool(alive(solr, [building]))
+        if not living and stamp(solr).replacing == building:
+            mark_replacing(solr, "")  # a killed run's mark, forgotten (its core is left to the next run)
+    if living:
+        raise IndexBeingReplaced(f"the index at {solr.url} is being replaced (a new build of it is under "
+                                 f"way in {building}): a write now would be lost with it", building)
+    return found
+
+
+def kept_since(solr: Solr, before: Stamp, what: str) -> None:
+    """Refuse to call a write done when the index was replaced, or began
+    to be, while it was written (a :func:`writable` ``before`` it): what
+    it wrote may be lost with the old index. One request.
+
+    Raises:
+        IndexBeingReplaced: so it was.
+    """
+    after = stamp(solr)
+    if after.build != before.build or (after.replacing and after.replacing != before.replacing):
+        raise IndexBeingReplaced(f"the index at {solr.url} was replaced, or began to be, while {what}: "
+                                 "they may be lost with the old index", after.replacing or after.build,
+                                 hint="write them again (when the replacement is done)")
+
+
+def replan_index(solr: Solr, settings: IndexSettings, progress: Progress | None = None) -> bool:
+    """The plan of ``solr``'s index (its banding, when chosen from the
+    records, and its fields' profiles) made again from a sample of all it
+    holds (:func:`~neardup_solr.index.sampling.index_sample`, which does not
+    depend on the order records came in), and the index rebuilt with it when
+    it differs from ``settings`` (its records and match model as they
+    were): so two sources give one index whichever was indexed first.
+    Returns whether it was rebuilt. Costs a request and a comparison of the
+    sample's pairs; a rebuild costs what :func:`replace_index` of every
+    record does."""
+    plan = choose_plan(index_sample(solr), settings.lsh_shingles, total=solr.count(), banding=settings.chosen)
+    planned = replace(settings, fields=plan.fields)
+    if plan.choice is not None:
+        planned = replace(planned, bands=plan.choice.banding.bands, band_rows=plan.choice.banding.band_rows)
+    if planned == settings:
+        return False
+    log.info("planned %s again from all it holds: rebuilt", solr.url)
+    replace_index(solr, stored_records(solr), planned, progress=progress, keep_model=True)
+    return True
+
+
+def stored_records(solr: Solr) -> Iterator[Record]:
+    """Every record of ``solr``'s index as it was given (its key, text and
+    fields), in id order: what a rebuild of the index indexes again. One
+    request per 1000 records."""
+    for doc in solr.iter_docs([ID, TEXT, RECORD_FIELDS]):
+        yield record_of(doc)

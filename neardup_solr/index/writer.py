@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
 
-from .documents import DocumentBuilder, record_of
+from .documents import DocumentBuilder
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
 from ..records.record import Record
 from ..records.seen import SeenIds
-from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
 from .state import IndexSettings
 
@@ -38,14 +37,6 @@ CONCURRENT_UPDATES = 4
 # only take a core from it (documents: 0.80x the time with workers,
 # 2026-11-24; docs/scale.md).
 FORK_WORDS = 100
-
-
-def stored_records(solr: Solr) -> Iterator[Record]:
-    """Every record of ``solr``'s index as it was given (its key, text and
-    fields), in id order: what a rebuild of the index indexes again. One
-    request per 1000 records."""
-    for doc in solr.iter_docs([ID, TEXT, RECORD_FIELDS]):
-        yield record_of(doc)
 
 
 def batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
