@@ -178,11 +178,9 @@ def replace_index(
     of the served core, and of the new one with its settings), and a
     request every HEARTBEAT seconds; STALE seconds of waiting when a killed
     run left its mark or its core; the disk holds both indexes until the
-    swap. On the 864 restaurants that made a run 0.51 s against 0.42 s in
-    place on one core, and 1.6-2.5 s against 0.6-0.9 s on the local
-    two-shard cluster (before the mark and the heartbeat). Needs Solr's
-    admin rights: core-admin-edit on a standalone Solr,
-    collection-admin-edit and config-edit on SolrCloud.
+    swap (docs/scale.md has what a run measured). Needs Solr's admin
+    rights: core-admin-edit on a standalone Solr, collection-admin-edit and
+    config-edit on SolrCloud.
 
     Raises:
         InputError: ``records`` held no record (the index is left as it was).

@@ -2,12 +2,11 @@
 
 Building a batch's documents (repair, tokens, band keys) is CPU-bound
 Python, and sending it is waiting on Solr. For short records Solr's JVM is
-the slower side (1M records: the JVM 55% of 2 cores, our Python 24%), so
-the indexing process builds each batch itself while update requests are in
-flight. For long ones our Python is (400k documents of 100-600 words: our
-Python one full core, the JVM 22%): from ``FORK_WORDS`` words a record
-on, forked workers on every core build the batches and the indexing process
-only sends them.
+the slower side, so the indexing process builds each batch itself while
+update requests are in flight. For long ones our Python is: from
+``FORK_WORDS`` words a record on, forked workers on every core build the
+batches and the indexing process only sends them (docs/scale.md has the
+figures).
 """
 
 from __future__ import annotations
@@ -27,15 +26,9 @@ from .state import IndexSettings
 # small against its documents, small enough that four in flight hold little
 # memory (a long document's shingles are the largest part of it).
 BATCH_SIZE = 1000
-# Update requests in flight: while Solr flushes a segment inside one, the
-# others keep both cores busy (four no slower than two at 1M records on 2
-# cores, 2026-11-22; docs/scale.md).
+# Update requests in flight: while Solr flushes a segment inside one, the others keep it busy (docs/scale.md).
 CONCURRENT_UPDATES = 4
-# Words a record, on average over the first batch, from which forked workers
-# build the documents: the shortest documents the benchmark makes. Below it
-# are short records, where Solr's JVM is the slower side and a worker would
-# only take a core from it (documents: 0.80x the time with workers,
-# 2026-11-24; docs/scale.md).
+# Mean words a record from which forked workers build documents: below, Solr is the slower side (docs/scale.md).
 FORK_WORDS = 100
 
 
