@@ -7,5 +7,7 @@
   what a write checks so as not to be lost with one being replaced;
 - ``state``: the index's settings, generation and kept model (as a dict);
 - ``sampling``: the sample of the data and the banding chosen from it;
+- ``launcher``: the local Solr's launcher built (Solr's jars fetched and
+  checked, the launcher compiled with javac);
 - ``local_solr``, ``cloud``: the local Solr and SolrCloud.
 """
