@@ -7,7 +7,10 @@
   of a candidate; ``kernel``: the same for many at once, compiled;
   ``weighing``: records weighed and candidates scored in pieces of work
   on every core;
-- ``model``: matches and non-matches of texts, fitted without labels;
+- ``model``: the text model (``MatchModel``), matches and non-matches of
+  texts: fitted without labels (``mixture``: the similarities' two classes;
+  ``levels``: the numbers' agreement; ``em``: what their fits share), and
+  sharpened by labels (``calibration``);
   ``fieldmodel``: Fellegi-Sunter for field records;
   ``stored``: a model kept with the index and read back;
 - ``pair``: the pair passed on; ``summary``: what a report says of its

@@ -22,7 +22,8 @@ from ..match import explanations
 from ..lsh.bands import collision_probability
 from ..match.buckets import MAX_BUCKET, Candidates, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
-from ..match.model import MatchModel, fit, histogram, with_labels
+from ..match.mixture import fit
+from ..match.model import MatchModel, histogram, with_labels
 from ..results.outputs import counted
 from ..results.pairs import HeldPairs, Pair
 from ..records.record import source_of
