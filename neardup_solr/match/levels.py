@@ -32,21 +32,17 @@ one class does not make a pair certain.
 The levels then check the similarity's share of matches in each bin. The
 similarity alone cannot place a hump of look-alike non-matches above the
 bulk (their class must fall off there, the matches' may rise), so it gives
-the hump half to the matches: on the person records, 661 household-like
-pairs at 0.49-0.56 were taken for 162 expected matches where there are 17,
-and the estimated recall was 0.914 against a measured 0.999. Their
-levels say otherwise: a bin of 180 pairs of which three have all numbers
-but one agreeing is not 43% matches when 86% of the matches have them. So each
+the hump half to the matches. Their levels say otherwise: a bin in which
+few pairs have the numbers most matches have is not half matches. So each
 bin's share is fitted again from its own pairs' levels (EM for one share
 per bin, ``a`` and ``b`` held fixed, starting from and drawn towards the
 similarity's share by ``SHARE_PRIOR``), and it may only fall: look-alike
 non-matches share numbers more often than ``b`` says (a chain's branches
 one telephone number, a household one postcode), so where the levels would
 raise a share they overstate the matches, as the similarity does where
-they lower it, and the smaller of the two is kept. On the restaurants,
-letting the levels raise a share as well took the chains' branches for
-matches (F1 0.82). Each level then has its own cut; a level no candidate
-has keeps the odds of the similarity alone.
+they lower it, and the smaller of the two is kept (docs/scale.md has what
+both measured). Each level then has its own cut; a level no candidate has
+keeps the odds of the similarity alone.
 """
 
 from __future__ import annotations
@@ -62,11 +58,7 @@ from .model import LEVELS, MatchModel, as_tuples, by_level
 # for a share): a level seen among the matches only, or the non-matches
 # only, gets a large likelihood ratio, never an infinite one.
 LEVEL_PRIOR = 0.5
-# A bin's share of matches read from its pairs' levels starts from the
-# similarity's share, which counts as one pair of evidence: a bin of one or
-# two pairs keeps much of what the similarity says, a bin of hundreds is
-# read from its own levels. (As ten pairs, the people set's estimated recall
-# was off by 0.026 instead of 0.010; no other labeled set moved.)
+# The similarity's share counts as one pair: small bins keep it, large ones follow their levels (docs/scale.md).
 SHARE_PRIOR = 1.0
 
 

@@ -64,11 +64,7 @@ MIN_CANDIDATES = 1000
 # EM starts from "pairs at s or more are matches" for each of these s and
 # keeps the likeliest fit: matches may sit anywhere from a half to one.
 STARTS = (0.4, 0.6, 0.8)
-# Fits from different starts within one nat of log-likelihood of the best
-# are one answer, averaged: a likelihood ratio under e is "not worth more
-# than a bare mention" (Kass and Raftery's scale of evidence). On the
-# restaurants a start stuck 2.1 nats lower, averaged in with its 6%, moved a
-# level's cut from 0.69 to 0.81.
+# Fits within one nat of the best are one answer, averaged: a ratio under e is barely worth a mention (docs/scale.md).
 TIE = 1.0
 
 

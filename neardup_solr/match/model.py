@@ -39,10 +39,7 @@ __all__ = ["BINS", "LEVELS", "MatchModel", "histogram", "with_labels", "keeps_by
 # Bins of width 0.01: finer than any difference a person would act on, and
 # coarse enough that a bin of a small data set is not empty by chance alone.
 BINS = 100
-# The fixed cut where no match model speaks (too few candidates to fit
-# one, or an online query before any report): the cut the default mode had
-# before it was calibrated, measured on the restaurant data (F1 within 0.01
-# of its best from 0.68 to 0.74).
+# The fixed cut where no match model speaks: the default mode's cut before it was calibrated (docs/scale.md).
 FALLBACK_CUT = 0.7
 # Levels of number agreement (``similarity.AGREEMENT``).
 LEVELS = len(AGREEMENT)
