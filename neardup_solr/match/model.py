@@ -223,7 +223,7 @@ def with_labels(model: MatchModel, same: np.ndarray, different: np.ndarray) -> M
     recalibrated on the log-odds scale, ``p' = sigmoid(a + b logit(p))``,
     with a (a shift) and b (a scale) fitted to the labels by maximum a
     posteriori, their priors centred on the model as fitted (a = 0, b = 1;
-    ``SHIFT_SPREAD``, ``SCALE_SPREAD``). Platt's scaling, with a prior so a
+    :mod:`~neardup_solr.match.calibration`). Platt's scaling, with a prior so a
     few labels move it a little and many move it far. The order of the
     cells never changes (b > 0), so each level keeps one cut. With no
     labels the model is unchanged.
