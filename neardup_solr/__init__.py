@@ -37,8 +37,8 @@ The pipeline, one folder each, in order (each folder's docstring is its map)::
   form, how two of its values agree, the keys that make candidates of
   field records, and the Fellegi-Sunter model fitted to them;
 - ``index``: Solr: the client, the schema, one document per record, the
-  writer, what the index keeps about itself, the banding chosen from a
-  sample, the local Solr and SolrCloud;
+  writer, an index's replacement, what the index keeps about itself, the
+  banding chosen from a sample, the local Solr and SolrCloud;
 - ``match``: candidates of texts, their verification (compiled kernel),
   the text model, the models kept with the index and what a report says
   of them;

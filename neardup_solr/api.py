@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from dataclasses import replace as dataclass_replace
 from itertools import chain, islice
 from typing import Union
 
@@ -35,7 +34,8 @@ from .modes.text_report import Verified, lsh_pairs
 from .match.candidates import MINHASH, SHINGLES
 from .results.clusters import Clusters, cluster_pairs, clusters_of_groups
 from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
-from .index.writer import BATCH_SIZE, Heartbeats, alive, index_records, replace_index, stored_records
+from .index.replacement import Heartbeats, kept_since, replace_index, replan_index, writable
+from .index.writer import BATCH_SIZE, index_records
 from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
@@ -44,7 +44,7 @@ from .records.record import (Record, checked_source, has_letters_or_digits, in_s
                      source_of)
 from .records.readers import RecordReader
 from .modes.reference import reference_pairs
-from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan, index_sample
+from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan
 from .index.schema import ID, RECORD_FIELDS, TEXT
 from .modes.text_search import OnlineSearch, pairs_with
 from .modes.field_search import FieldSearch
@@ -52,7 +52,7 @@ from .evidence import Explanation
 from .match.text_explanation import of_text
 from .index.documents import record_of
 from .index.solr import DEFAULT_URL, Solr, term
-from .index.state import IndexSettings, Stamp, mark_replacing, stamp
+from .index.state import IndexSettings
 from .match.stored import load_field_model, save_model
 
 RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
@@ -151,8 +151,9 @@ class NearDuplicates:
                                                              verify=verify)
         self._searches: dict[float | str | None, OnlineSearch | FieldSearch | None] = {}
         # How a write judges a replacement marked on the index: ``None`` watches
-        # it (up to indexer.STALE seconds, when it shows no life); a long-lived
-        # client (a service's worker) sets what it has seen of them instead.
+        # it (up to replacement.STALE seconds, when it shows no life); a
+        # long-lived client (a service's worker) sets what it has seen of them
+        # instead.
         self.heartbeats: Heartbeats | None = None
 
     def __repr__(self) -> str:
@@ -195,7 +196,7 @@ class NearDuplicates:
         collection on SolrCloud) that takes the old one's place at the same
         URL only when all are committed; until then, and if the run fails,
         is interrupted or is killed, the old index serves as it was (see
-        :func:`neardup_solr.index.writer.replace_index`).
+        :func:`neardup_solr.index.replacement.replace_index`).
 
         Args:
             records: the records; an id given twice keeps its last text (and
@@ -294,10 +295,11 @@ class NearDuplicates:
 
         Records of a source the index did not hold, or of fields it was not
         planned for, make its plan again from all it holds, and rebuild it
-        when the plan changed (:meth:`_replan`): the banding and the fields
-        then come from every source, whichever was indexed first.
-        ``replan=False`` leaves the plan as it is (a service adding a few
-        records at a time: a rebuild would hold them up).
+        when the plan changed
+        (:func:`~neardup_solr.index.replacement.replan_index`): the banding
+        and the fields then come from every source, whichever was indexed
+        first. ``replan=False`` leaves the plan as it is (a service adding a
+        few records at a time: a rebuild would hold them up).
 
         Returns:
             How many were added. Costs a request to see which kind of
@@ -325,7 +327,7 @@ class NearDuplicates:
         distinct = isinstance(records, RecordReader)  # a file's reader skips an id it saw before
         records = in_source(as_records(records, id, text), source)
         self.solr.wait_until_replayed()
-        before = self._writable()
+        before = writable(self.solr, self.heartbeats)
         self._check_unmixed(source)
         self._changed()
         settings = self.settings
@@ -353,49 +355,11 @@ class NearDuplicates:
                                     "restarts)")
                     err.hint = "add the same records again once Solr is well: those it has are replaced"
                 raise
-            self._kept_since(before, f"{count} records were added")
-            if count and replan and (new_source or misfits):
-                self._replan(settings, tell)
+            kept_since(self.solr, before, f"{count} records were added")
+            if count and replan and (new_source or misfits) and replan_index(self.solr, settings, tell):
+                self._changed()
         log.info("added %d records to %s", count, self.solr.url)
         return count
-
-    def _writable(self) -> Stamp:
-        """The index's stamp, when a write to it now would be kept: no
-        replacement of it is alive (one marked that shows no life is
-        forgotten). One request; up to indexer.STALE seconds of watching a
-        replacement that shows no life (none with :attr:`heartbeats`).
-
-        Raises:
-            IndexBeingReplaced: a replacement is under way.
-        """
-        found = stamp(self.solr)
-        building = found.replacing
-        if not building:
-            return found
-        if self.heartbeats is not None:
-            living = self.heartbeats.alive(self.solr, building)
-        else:
-            living = bool(alive(self.solr, [building]))
-            if not living and stamp(self.solr).replacing == building:
-                mark_replacing(self.solr, "")  # a killed run's mark, forgotten (its core is left to the next run)
-        if living:
-            raise IndexBeingReplaced(f"the index at {self.solr.url} is being replaced (a new build of it is under "
-                                     f"way in {building}): a write now would be lost with it", building)
-        return found
-
-    def _kept_since(self, before: Stamp, what: str) -> None:
-        """Refuse to call a write done when the index was replaced, or began
-        to be, while it was written (a :meth:`_writable` ``before`` it): what
-        it wrote may be lost with the old index. One request.
-
-        Raises:
-            IndexBeingReplaced: so it was.
-        """
-        after = stamp(self.solr)
-        if after.build != before.build or (after.replacing and after.replacing != before.replacing):
-            raise IndexBeingReplaced(f"the index at {self.solr.url} was replaced, or began to be, while {what}: "
-                                     "they may be lost with the old index", after.replacing or after.build,
-                                     hint="write them again (when the replacement is done)")
 
     def _check_unmixed(self, source: str) -> None:
         """Refuse records of ``source`` for an index of records without a
@@ -416,27 +380,6 @@ class NearDuplicates:
                              hint="index the records there with a source of their own first, or add these without one")
         raise InputError(f"the index at {self.solr.url} holds records of sources; records without one would be mixed "
                          "with them", hint="give these records a source too")
-
-    def _replan(self, settings: IndexSettings, progress: Progress | None = None) -> IndexSettings:
-        """The index's plan (its banding, when chosen from the records, and
-        its fields' profiles) made again from a sample of all it holds
-        (:func:`~neardup_solr.index.sampling.index_sample`, which does not depend
-        on the order records came in), and the index rebuilt with it when
-        it differs (its records and match model as they were): so two
-        sources give one index whichever was indexed first. Costs a request
-        and a comparison of the sample's pairs; a rebuild costs what
-        :meth:`index` of every record does."""
-        plan = choose_plan(index_sample(self.solr), settings.lsh_shingles, total=self.solr.count(),
-                           banding=settings.chosen)
-        planned = dataclass_replace(settings, fields=plan.fields)
-        if plan.choice is not None:
-            planned = dataclass_replace(planned, bands=plan.choice.banding.bands,
-                                        band_rows=plan.choice.banding.band_rows)
-        if planned != settings:
-            log.info("planned %s again from all it holds: rebuilt", self.solr.url)
-            replace_index(self.solr, stored_records(self.solr), planned, progress=progress, keep_model=True)
-            self._changed()
-        return planned
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
                  progress: Progress | bool | None = None, threshold: float | None = None) -> Pairs:
@@ -702,12 +645,12 @@ class NearDuplicates:
             SolrUnavailable, SolrFailure: as :meth:`index`.
         """
         self.solr.wait_until_replayed()
-        before = self._writable()
+        before = writable(self.solr, self.heartbeats)
         present = set(self.solr.texts(list(ids)))
         self.solr.delete_ids(list(ids))
         self.solr.commit()
         self._changed()
-        self._kept_since(before, f"{len(present)} records were deleted")
+        kept_since(self.solr, before, f"{len(present)} records were deleted")
         return [i for i in ids if i in present]
 
     def clusters(self, pairs: Iterable[Pair] | None = None, *, singletons: bool = False,

@@ -29,7 +29,7 @@ import pytest
 import requests
 
 from neardup_solr.records import datasets
-from neardup_solr.index import local_solr
+from neardup_solr.index import launcher, local_solr
 from neardup_solr.index.solr import Solr
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -432,7 +432,7 @@ def restaurants_dir(tmp_path_factory) -> Path:
     restaurants` writes it: addresses.txt, gold_pairs.tsv, fodors.csv,
     zagats.csv, gold_links.tsv."""
     out = tmp_path_factory.mktemp("restaurants")
-    datasets.fetch_restaurants(out, cache=local_solr.cache_dir() / "datasets")
+    datasets.fetch_restaurants(out, cache=launcher.cache_dir() / "datasets")
     return out
 
 

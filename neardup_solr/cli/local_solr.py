@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..index import cloud, local_solr
+from ..index import cloud, launcher, local_solr
 from ..errors import NeardupError
 from ..index.solr import Solr
 from .common import access_options, data_dir_option, open_solr, port_option, say, solr_connection
@@ -72,7 +72,7 @@ def solr_build() -> None:
     Example:
       neardup solr build
     """
-    say(f"launcher ready in {local_solr.build_launcher(say)}")
+    say(f"launcher ready in {launcher.build_launcher(say)}")
 
 
 def _on_port(data_dir: Path, port: int | None) -> Path:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from . import local_solr
+from . import launcher, local_solr
 from ..errors import NeardupError, SolrFailure, SolrUnavailable
 from ..extras import require
 from .solr import Solr
@@ -248,7 +248,7 @@ def collections(solr: Solr) -> set[str]:
 
 def resolved(state: dict, name: str) -> str:
     """The collection ``name`` serves in a CLUSTERSTATUS answer: the one its
-    alias points at (a replaced index, see :func:`neardup_solr.index.writer.replace_index`),
+    alias points at (a replaced index, see :func:`neardup_solr.index.replacement.replace_index`),
     else ``name`` itself."""
     return state.get("aliases", {}).get(name, name)
 
@@ -339,7 +339,7 @@ def create_collection(solr: Solr, *, shards: int, replicas: int = 1) -> None:
     if solr.name in collections(solr):
         raise SolrFailure(f"collection {solr.name!r} already exists at {solr.url}",
                           hint="index into it, or delete it with Solr's Collections API first")
-    solr.post(solr.admin_url("configs"), configset_zip(local_solr.resource(local_solr.CONFIGSET)), "application/octet-stream",
+    solr.post(solr.admin_url("configs"), configset_zip(launcher.resource(local_solr.CONFIGSET)), "application/octet-stream",
               action="UPLOAD", name=solr.name, overwrite="true", cleanup="true")
     solr.get(solr.admin_url("collections"), action="CREATE", name=solr.name, numShards=shards,
              replicationFactor=replicas, **{"collection.configName": solr.name})

@@ -7,9 +7,11 @@
   of a candidate; ``kernel``: the same for many at once, compiled;
   ``weighing``: records weighed and candidates scored in pieces of work
   on every core;
-- ``model``: matches and non-matches of texts, fitted without labels;
-  ``text_explanation``: a text pair's weight, piece by piece;
-  ``stored``: a model (of texts or of fields) kept with the index and
-  read back;
-- ``summary``: what a report says of its model.
+- ``model``: the text model (``MatchModel``), matches and non-matches of
+  texts: fitted without labels (``mixture``: the similarities' two classes;
+  ``levels``: the numbers' agreement; ``em``: what their fits share), and
+  sharpened by labels (``calibration``); ``text_explanation``: a text
+  pair's weight, piece by piece;
+- ``stored``: a model (of texts or of fields) kept with the index and read
+  back; ``summary``: what a report says of its model.
 """

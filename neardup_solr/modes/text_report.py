@@ -21,7 +21,8 @@ import numpy as np
 from ..lsh.bands import MAX_BUCKET, collision_probability
 from ..match.buckets import Candidates, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
-from ..match.model import MatchModel, fit, histogram, with_labels
+from ..match.mixture import fit
+from ..match.model import MatchModel, histogram, with_labels
 from ..match.text_explanation import of_text
 from ..results.labels import labeled_pairs
 from ..results.outputs import counted

@@ -7,7 +7,8 @@ valid one.
   gzip) and the format a name implies;
 - ``readers``: ``ID TEXT`` lines, CSV/TSV and JSON Lines as records, a bad
   line named and skipped; ``rows``: a table row's id, text and fields by
-  the CSV rules, for every table format;
+  the CSV rules, for every table format; ``seen``: the ids seen, in
+  bounded memory;
 - ``tables``: Parquet files and DataFrames in (pyarrow, an extra);
 - ``datasets``: the restaurant benchmark, fetched and checked.
 """

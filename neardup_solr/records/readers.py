@@ -49,7 +49,6 @@ import csv
 import io
 import json
 import re
-import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -60,6 +59,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from ..errors import InputError
 from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
 from ..files import GZIP_ERRORS
+from .seen import SeenIds
 from .rows import LIST_SEPARATOR, Entry, joined, fielded, table_entry, table_layout
 from .sources import TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
@@ -76,49 +76,6 @@ _BOM = "\ufeff"
 # one block, and a block's lines cost a few MB at most.
 READ_BLOCK = 1 << 20
 TABLE_DELIMITERS = {"csv": ",", "tsv": "\t"}
-
-
-class SeenIds:
-    """Where each id of a file was first seen.
-
-    The first ``IN_MEMORY`` ids are kept in a dict; past that, all move to a
-    temporary SQLite table on disk (SQLite keeps a 2 MB page cache), so a
-    file of any length is read in bounded memory.
-    """
-
-    # Bounded memory for the dict; a lookup in the table past it costs little
-    # beside indexing a record (docs/scale.md).
-    IN_MEMORY = 1_000_000
-
-    def __init__(self) -> None:
-        self._memory: dict[str, int] = {}
-        self._db: sqlite3.Connection | None = None
-
-    def first(self, record_id: str, where: int) -> int | None:
-        """Where ``record_id`` was seen before, or ``None`` (and it is now
-        seen at ``where``)."""
-        if self._db is None:
-            first = self._memory.setdefault(record_id, where)
-            if first != where:
-                return first
-            if len(self._memory) > self.IN_MEMORY:
-                self._spill()
-            return None
-        if self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (record_id, where)).rowcount:
-            return None
-        return self._db.execute("SELECT place FROM seen WHERE id = ?", (record_id,)).fetchone()[0]
-
-    def _spill(self) -> None:
-        # An empty name opens a private database on disk, deleted on close.
-        self._db = sqlite3.connect("")
-        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, place INTEGER) WITHOUT ROWID")
-        self._db.executemany("INSERT INTO seen VALUES (?, ?)", self._memory.items())
-        self._memory = {}
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
 
 @dataclass

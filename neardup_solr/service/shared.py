@@ -14,7 +14,7 @@ from fastapi import Depends, Request
 
 from ..api import NearDuplicates
 from ..errors import NeardupError, SolrFailure, SolrUnavailable
-from ..index.writer import Heartbeats
+from ..index.replacement import Heartbeats
 from ..results.labels import LabelStore
 from ..records.record import Record
 from .review import PairClusters

@@ -11,7 +11,8 @@ import numpy as np
 
 from bench.quality import estimates, field_markdown, markdown
 from conftest import ROOT, run_cli
-from neardup_solr.match.model import fit, histogram
+from neardup_solr.match.mixture import fit
+from neardup_solr.match.model import histogram
 from neardup_solr.fields.model import FieldModel
 from neardup_solr.match.summary import Estimates, FieldSummary, ReportSummary
 

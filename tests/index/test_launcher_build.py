@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_cli
 
-from neardup_solr.index import local_solr
+from neardup_solr.index import launcher
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def repository(solr_node):
     """A Maven repository on 127.0.0.1 serving the jars the session's build
     fetched (the solr_node fixture built the launcher); ``wrong`` names
     paths it serves other bytes for. Yields its URL, the paths asked, and ``wrong``."""
-    served = local_solr.cache_dir() / "maven"
+    served = launcher.cache_dir() / "maven"
     asked: list[str] = []
     wrong: set[str] = set()
 
@@ -63,7 +63,7 @@ def test_the_launcher_is_built_from_checked_jars_and_javac_without_maven(reposit
            "NEARDUP_MAVEN_URL": url}
     done = run_cli("solr", "build", env=env)
     assert done.returncode == 0, done.stderr
-    listed = local_solr.jars()
+    listed = launcher.jars()
     assert len(listed) > 100
     assert sorted(asked) == sorted(jar.path for jar in listed)  # each listed jar fetched once
     built = next(cache.glob("launcher-*"))
@@ -84,13 +84,13 @@ def test_the_launcher_is_built_from_checked_jars_and_javac_without_maven(reposit
 def test_a_jar_with_another_sha256_is_refused_and_not_kept(repository, tmp_path):
     url, asked, wrong = repository
     cache = tmp_path / "cache"
-    listed = local_solr.jars()
+    listed = launcher.jars()
     bad = listed[len(listed) // 2]
     # Every other jar is in the cache already (checked, so not fetched again).
     for jar in listed:
         if jar is not bad:
             (cache / "maven" / jar.path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(local_solr.cache_dir() / "maven" / jar.path, cache / "maven" / jar.path)
+            shutil.copyfile(launcher.cache_dir() / "maven" / jar.path, cache / "maven" / jar.path)
     wrong.add(bad.path)
     env = {"PATH": jdk_only_path(tmp_path / "bin"), "JAVA_HOME": "", "NEARDUP_CACHE_DIR": str(cache),
            "NEARDUP_MAVEN_URL": url}

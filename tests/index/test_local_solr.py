@@ -13,6 +13,7 @@ import pytest
 from conftest import free_port, one_line_error, run_cli
 
 from neardup_solr.index import local_solr
+from neardup_solr.index.launcher import build_launcher, cache_dir, find_java
 
 pytestmark = pytest.mark.solr  # it starts a Solr of its own
 
@@ -123,7 +124,7 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
     data, home = tmp_path / "node", tmp_path / "home"
     # A home of its own, so a default that ignored NEARDUP_DATA_DIR would show (and stay in tmp_path).
     env = {"NEARDUP_DATA_DIR": str(data), "HOME": str(home), "XDG_DATA_HOME": None,
-           "NEARDUP_CACHE_DIR": str(local_solr.cache_dir())}
+           "NEARDUP_CACHE_DIR": str(cache_dir())}
     port = free_port()
     url = f"http://127.0.0.1:{port}/solr/neardup"
     records = tmp_path / "records.txt"
@@ -179,7 +180,7 @@ def test_status_and_stop_find_a_node_by_its_port(tmp_path):
 
 def launcher_of_its_own(cache: Path) -> Path:
     """The built launcher in a cache folder of the test's own (its jars linked), with no class archive yet."""
-    built = local_solr.build_launcher(lambda _: None)
+    built = build_launcher(lambda _: None)
     launcher = cache / built.name
     (launcher / "lib").mkdir(parents=True)
     shutil.copyfile(built / "solr-launcher.jar", launcher / "solr-launcher.jar")
@@ -227,7 +228,7 @@ def test_a_java_that_cannot_archive_classes_is_asked_once(tmp_path, monkeypatch)
     launcher = launcher_of_its_own(tmp_path / "cache")
     # Without Java's own class archive, a JVM cannot make one of an application's classes, and says so as it starts.
     monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xshare:off")
-    java, told = local_solr.find_java(), []
+    java, told = find_java(), []
     assert local_solr.class_archive(java, launcher, told.append) is None
     assert told == ["archiving the classes Solr starts with, once, so that it starts sooner..."]
     assert list(launcher.glob("classes-*.jsa")) == [] and len(list(launcher.glob("classes-*.refused"))) == 1

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.match.model import (BINS, FALLBACK_CUT, LEVELS, MatchModel, _isotonic, fit, histogram,
-                                      keeps_by_similarity, with_labels)
+from neardup_solr.match.em import _isotonic
+from neardup_solr.match.mixture import fit
+from neardup_solr.match.model import BINS, FALLBACK_CUT, LEVELS, MatchModel, histogram, keeps_by_similarity, with_labels
 from neardup_solr.match.similarity import AGREEMENT
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from neardup_solr.errors import NeardupError
-from neardup_solr.match.model import BINS, MatchModel, fit, histogram, with_labels
+from neardup_solr.match.mixture import fit
+from neardup_solr.match.model import BINS, MatchModel, histogram, with_labels
 from neardup_solr.match.summary import Estimates, ReportSummary, summary_path
 
 KEYS = ["cut", "model_cut", "forced", "level_cuts", "candidates", "labeled", "fitted", "estimated", "model"]

@@ -21,7 +21,8 @@ from neardup_solr.records import readers
 from neardup_solr.records.record import ID_RULE
 from neardup_solr.errors import InputError, MissingField
 from neardup_solr.records.record import Record
-from neardup_solr.records.readers import RecordReader, SeenIds
+from neardup_solr.records.readers import RecordReader
+from neardup_solr.records.seen import SeenIds
 from neardup_solr.records.sources import Layout, RecordFile, format_from_name
 
 
