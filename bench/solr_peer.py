@@ -36,7 +36,7 @@ from neardup_solr.match.weighing import scored, weigh
 from neardup_solr.match.buckets import Candidates
 from neardup_solr.match.stored import load_model
 from neardup_solr.records.record import id_key
-from neardup_solr.match.model import keeps_by_similarity
+from neardup_solr.match.text_model import keeps_by_similarity
 from neardup_solr.index.solr import Solr
 
 CONF = Path(__file__).resolve().parent / "solr_minhash" / "conf"

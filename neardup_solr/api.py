@@ -27,7 +27,6 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from itertools import chain, islice
-from typing import Union
 
 from .lsh.bands import MAX_BUCKET, Choice
 from .modes.text_report import Verified, lsh_pairs
@@ -40,8 +39,8 @@ from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
-from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, record_problem,
-                     source_of)
+from .records.record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, source_of
+from .records.objects import RecordLike, as_record, as_records, query_record
 from .records.readers import RecordReader
 from .modes.reference import reference_pairs
 from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan
@@ -55,79 +54,7 @@ from .index.solr import DEFAULT_URL, Solr, term
 from .index.state import IndexSettings
 from .match.stored import load_field_model, save_model
 
-RecordLike = Union[Record, Sequence[str], Mapping[str, str]]
 log = logging.getLogger("neardup_solr")
-# The libraries whose tables index() and add() take, told by their types' module.
-TABLE_LIBRARIES = ("pandas", "polars", "pyarrow")
-
-
-def as_record(item: RecordLike) -> Record:
-    """``item`` as a Record: a Record as it is, anything else checked by
-    the rules a file's lines are (the id rule, some letters or digits).
-
-    An (id, text) pair is any two-item sequence (a tuple, or a list as
-    JSON reads one), not a string. A dict of an id and other keys but no
-    ``text`` is a record of fields (``{"id": 7, "name": ..., "city": ...}``),
-    compared field by field.
-
-    Raises:
-        InputError: not an (id, text) pair, or an id or text that breaks them.
-    """
-    if isinstance(item, Record):
-        return item
-    if isinstance(item, Mapping) and "id" in item and "text" in item:
-        record = Record(str(item["id"]), item["text"])
-    elif isinstance(item, Mapping) and "id" in item and len(item) > 2:
-        record = _fielded(item)
-    elif isinstance(item, Sequence) and not isinstance(item, (str, bytes, bytearray)) and len(item) == 2:
-        record = Record(str(item[0]), item[1])
-    else:
-        raise InputError(f"a record is an (id, text) pair or a dict with id and text, not {item!r:.60}")
-    if not isinstance(record.text, str):
-        raise InputError(f"the text of id {record.id!r} is {type(record.text).__name__}, not str")
-    if problem := record_problem(record.id, record.text):
-        raise InputError(problem)
-    return record
-
-
-def _fielded(item: Mapping) -> Record:
-    """A dict of an id and two or more fields as a record of fields (the
-    text their values joined), its values given as text or numbers."""
-    fields = []
-    for name, value in item.items():
-        if name == "id":
-            continue
-        if value is None:
-            value = ""
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = repr(value) if isinstance(value, float) else str(value)
-        elif not isinstance(value, str):
-            raise InputError(f"field {name!r} of id {item['id']!r} holds {type(value).__name__}, not text or a number")
-        fields.append((str(name), " ".join(value.split())))
-    return Record(str(item["id"]), " ".join(v for _, v in fields if v), tuple(fields))
-
-
-def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
-               text: str | Sequence[str] | None = None) -> Iterator[Record]:
-    """``items`` as Records, one at a time (see :func:`as_record`); a pandas
-    or polars DataFrame or a pyarrow Table as its rows, the id in column
-    ``id`` and the text the columns ``text`` (see
-    :func:`neardup_solr.records.tables.table_records`).
-
-    Raises:
-        InputError: as :func:`as_record`; ``id`` or ``text`` given with
-            records that are no table.
-        MissingExtra: a table, and pyarrow is not installed.
-    """
-    if type(items).__module__.split(".")[0] in TABLE_LIBRARIES:
-        from .records.tables import library_of, table_records  # pyarrow, an extra: imported only when used
-
-        if library_of(items) is not None:
-            return table_records(items, id, text)
-    if id is not None or text is not None:
-        raise InputError(f"id= and text= name a table's columns, and {type(items).__name__} is no table",
-                         hint="give a pandas or polars DataFrame or a pyarrow Table, or records without them")
-    return (as_record(item) for item in items)
 
 
 class NearDuplicates:
@@ -554,7 +481,7 @@ class NearDuplicates:
             NeardupError: ``source`` breaks the source rule; no request is sent.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        record = None if isinstance(text, str) else _query_record(text)
+        record = None if isinstance(text, str) else query_record(text)
         shown = text if record is None else record.text
         if not has_letters_or_digits(shown):
             raise InputError("the text has no letters or digits", hint="give some text to look up")
@@ -731,16 +658,6 @@ class _Counted:
 class _CountedSized(_Counted):
     def __len__(self) -> int:
         return len(self.records)
-
-
-def _query_record(item: RecordLike) -> Record:
-    """What :meth:`NearDuplicates.query` looks up for a record-like: a dict
-    of fields needs no id (it is no indexed record)."""
-    if isinstance(item, Record):
-        return item
-    if isinstance(item, Mapping) and "id" not in item:
-        return _fielded({"id": "query", **item})
-    return as_record(item)
 
 
 def _warning(message: str) -> None:

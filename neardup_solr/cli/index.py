@@ -12,7 +12,7 @@ from ..api import NearDuplicates
 from ..lsh.bands import MAX_BANDS, Choice
 from ..files import STDOUT, atomic_output
 from ..index.writer import BATCH_SIZE
-from ..match.model import FALLBACK_CUT
+from ..match.text_model import FALLBACK_CUT
 from ..results.outputs import check_format, pair_table, write_table
 from ..results.pairs import write_pairs
 from ..records.readers import RecordReader

@@ -10,7 +10,7 @@ import click
 from ..api import NearDuplicates
 from ..errors import InputError, NeardupError
 from ..files import STDOUT, atomic_output
-from ..match.model import FALLBACK_CUT
+from ..match.text_model import FALLBACK_CUT
 from ..results.outputs import match_table, write_table
 from ..records.record import Record
 from ..index.solr import Solr

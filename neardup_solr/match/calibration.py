@@ -3,7 +3,7 @@ recalibrated as ``p' = sigmoid(a + b logit(p))`` (Platt's scaling), the
 shift a and scale b those labels make most probable with priors centred on
 the model as fitted, so a few labels near the cut move the cut, and with
 none the model is what the data alone gives
-(:func:`~neardup_solr.match.model.with_labels`).
+(:func:`~neardup_solr.match.text_model.with_labels`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ shape constraints instead of bounds, on a histogram of ``BINS`` equal bins:
 The posterior is made non-decreasing in s (its running maximum), so the
 pairs with probability at least 1/2 are exactly those at or above one
 similarity, the cut. With the numbers' agreement given, each level's
-likelihood ratio is fitted next (:mod:`~neardup_solr.match.levels`).
+likelihood ratio is fitted next (:mod:`~neardup_solr.match.number_levels`).
 
 Whether there are matches at all is a test of the two-class fit against a
 single class: a data set with no duplicates is described as well by one
@@ -52,8 +52,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .em import MAX_ROUNDS, PSEUDO_COUNT, TOLERANCE, falling_tail, tail_start, unimodal
-from .levels import with_levels
-from .model import BINS, LEVELS, MatchModel
+from .number_levels import with_levels
+from .text_model import BINS, LEVELS, MatchModel
 
 __all__ = ["fit"]
 
@@ -74,7 +74,7 @@ def fit(counts: Sequence[float] | np.ndarray) -> MatchModel:
     Args:
         counts: candidate pairs per bin, ``BINS`` values, or a row of them for
             each of the ``LEVELS`` of number agreement (see
-            :func:`~neardup_solr.match.model.histogram`).
+            :func:`~neardup_solr.match.text_model.histogram`).
 
     Returns:
         The fitted :class:`MatchModel`; with no evidence of a match class, one

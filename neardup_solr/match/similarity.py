@@ -20,7 +20,7 @@ their Jaro-Winkler similarity is at least ``CLOSE`` (0.85), times that
 similarity. So a typo ("Vally" for "Valley") costs a little, not the whole
 word. It is computed both ways and averaged, and lies in [0, 1].
 
-Beside the similarity, the match model (``levels.py``) weighs a second piece
+Beside the similarity, the match model (``number_levels.py``) weighs a second piece
 of evidence: how the two records' numbers agree (``number_agreement``).
 Numbers in records are identifiers (house numbers, postcodes, phone numbers,
 dates, account numbers): typing garbles words far more often than it changes

@@ -13,7 +13,7 @@ from ..fields.keys import Key
 from ..index.solr import Solr
 from ..index.state import keep_model, stored_model
 from ..fields.model import FieldModel
-from .model import MatchModel
+from .text_model import MatchModel
 
 
 def save_model(solr: Solr, model: MatchModel | FieldModel | None, keys: Sequence[Key] = ()) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..fields.model import UNSURE, FieldModel
 from ..files import atomic_output
-from .model import MatchModel
+from .text_model import MatchModel
 
 __all__ = ["Estimates", "FieldSummary", "ReportSummary", "summary_path"]
 

@@ -1,6 +1,6 @@
 """Why a pair of records of one text has its probability.
 
-A pair of records of one text has two pieces of evidence (``model.py``):
+A pair of records of one text has two pieces of evidence (``text_model.py``):
 its text similarity, whose share of matches gives the first step, and the
 agreement of its numbers, the rest of the way to the pair's probability.
 """
@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..evidence import Explanation, Step
-from .model import BINS, LOGIT_BOUND, MatchModel
+from .text_model import BINS, LOGIT_BOUND, MatchModel
 from .similarity import AGREEMENT
 
 

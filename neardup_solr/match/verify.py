@@ -7,7 +7,7 @@ Two checks, one per kind of mode:
   ``max_dist``; records with the same MD5 are at distance 0 unread.
 - :class:`SimilarityCheck` (the default mode): the soft, rarity- and
   position-weighted cosine of the two repaired texts (``similarity.py``);
-  which scores are kept is the match model's business (``model.py``).
+  which scores are kept is the match model's business (``text_model.py``).
 
 Either way a kept pair carries its word edit distance (the pair itself is
 made by the mode: ``results.pairs.Pair``).

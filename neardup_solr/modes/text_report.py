@@ -6,7 +6,7 @@ every pair inside a bucket once, and from records sharing an MD5 (exact
 copies, kept whatever the bucket limit). Each record is weighed when it
 first arrives (its text then dropped) and each candidate scored by the
 compiled kernel (:mod:`neardup_solr.match.weighing`); the match model fitted
-to the scores (:mod:`neardup_solr.match.model`) keeps the pairs with a match
+to the scores (:mod:`neardup_solr.match.text_model`) keeps the pairs with a match
 probability of at least 1/2, and only the kept pairs are made, a block of
 their texts at a time.
 """
@@ -22,7 +22,7 @@ from ..lsh.bands import MAX_BUCKET, collision_probability
 from ..match.buckets import Candidates, distinct
 from ..text.analysis import lsh_shingles, repaired_tokens
 from ..match.mixture import fit
-from ..match.model import MatchModel, histogram, with_labels
+from ..match.text_model import MatchModel, histogram, with_labels
 from ..match.text_explanation import of_text
 from ..results.labels import labeled_pairs
 from ..results.outputs import counted
@@ -94,7 +94,7 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
         max_bucket: band keys held by more records than this are skipped
             (and ``warn`` told how many); ``None`` keeps every key.
         labels: pairs a person labeled (``True``: the same), which sharpen
-            the fitted model (:func:`neardup_solr.match.model.with_labels`) and are
+            the fitted model (:func:`neardup_solr.match.text_model.with_labels`) and are
             kept (probability 1) or left out as labeled; only those that are
             candidates count (``warn`` is told of the others).
         progress: told of the steps "colliding bands" (one unit a band) and

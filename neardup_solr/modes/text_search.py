@@ -22,7 +22,7 @@ import numpy as np
 from ..match.candidates import LSH, candidates
 from ..index.documents import DocumentBuilder
 from ..text.analysis import repaired_tokens
-from ..match.model import keeps_by_similarity
+from ..match.text_model import keeps_by_similarity
 from ..results.pairs import Pair, ordered
 from ..progress import Progress, Tally
 from ..records.record import Record, id_key
@@ -58,7 +58,7 @@ class OnlineSearch:
     common words (streets, cities), so a long-lived search asks for few.
 
     Matches are kept, and given a probability, by the match model the last
-    report fitted and kept with the index (``model.py``): those whose
+    report fitted and kept with the index (``match.text_model``): those whose
     similarity and number agreement give them a probability of at least 1/2.
     Before any report there is none, and the fixed cut of a model too small
     to fit keeps them (``model.keeps_by_similarity``). A given ``cut``

@@ -9,6 +9,8 @@ valid one.
   line named and skipped; ``rows``: a table row's id, text and fields by
   the CSV rules, for every table format; ``seen``: the ids seen, in
   bounded memory;
-- ``tables``: Parquet files and DataFrames in (pyarrow, an extra);
+- ``objects``: records given from Python (pairs, dicts, records, and
+  DataFrames through ``tables``: Parquet files and DataFrames in, pyarrow
+  an extra);
 - ``datasets``: the restaurant benchmark, fetched and checked.
 """

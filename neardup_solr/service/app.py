@@ -286,7 +286,7 @@ def _timely_class() -> type:
     return Timely
 
 
-HEADERS_LATE = json.dumps({"error": f"the request's headers did not all come in time",
+HEADERS_LATE = json.dumps({"error": "the request's headers did not all come in time",
                            "hint": "send a request's line and headers at once"}).encode()
 
 

@@ -11,8 +11,7 @@ from urllib.parse import parse_qs
 import anyio
 from fastapi import Request
 
-from ..api import as_record
-from .defaults import MAX_BODY
+from ..records.objects import as_record
 from ..errors import InputError, NeardupError
 from ..results.labels import label_problem
 from ..records.record import MAX_LINE_BYTES, Record, checked_source, field_problem, size_problem
@@ -57,7 +56,7 @@ def records_of(body: bytes) -> list[Record]:
     reasons: the text as a JSON Lines field's (no NUL or other control
     characters, no lone surrogates: ``record.field_problem``), at most
     ``MAX_LINE_BYTES`` of it, then the id rule and some letters or digits
-    (:func:`~neardup_solr.api.as_record`). Costs a JSON parse of the body.
+    (:func:`~neardup_solr.records.objects.as_record`). Costs a JSON parse of the body.
 
     Raises:
         InputError: the body is not JSON, holds no record, or a record is bad.

@@ -12,7 +12,7 @@ import numpy as np
 from bench.quality import estimates, field_markdown, markdown
 from conftest import ROOT, run_cli
 from neardup_solr.match.mixture import fit
-from neardup_solr.match.model import histogram
+from neardup_solr.match.text_model import histogram
 from neardup_solr.fields.model import FieldModel
 from neardup_solr.match.summary import Estimates, FieldSummary, ReportSummary
 

@@ -11,7 +11,7 @@ import pytest
 
 from neardup_solr.errors import NeardupError
 from neardup_solr.match.mixture import fit
-from neardup_solr.match.model import BINS, MatchModel, histogram, with_labels
+from neardup_solr.match.text_model import BINS, MatchModel, histogram, with_labels
 from neardup_solr.match.summary import Estimates, ReportSummary, summary_path
 
 KEYS = ["cut", "model_cut", "forced", "level_cuts", "candidates", "labeled", "fitted", "estimated", "model"]

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_cli, without
 from neardup_solr import InputError, NearDuplicates, Pair
-from neardup_solr.api import as_record
+from neardup_solr.records.objects import as_record
 from neardup_solr.results.clusters import Cluster, write_clusters
 from neardup_solr.errors import MissingField, NeardupError
 from neardup_solr.results.pairs import Pairs, read_pairs, write_pairs

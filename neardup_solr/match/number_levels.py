@@ -52,7 +52,7 @@ from dataclasses import replace
 import numpy as np
 
 from .em import MAX_ROUNDS, PSEUDO_COUNT, TOLERANCE, tail_start
-from .model import LEVELS, MatchModel, as_tuples, by_level
+from .text_model import LEVELS, MatchModel, as_tuples, by_level
 
 # Half a pair added to each level's count in each class (Jeffreys' prior
 # for a share): a level seen among the matches only, or the non-matches

@@ -5,7 +5,7 @@ agreement.
 It reads the candidates' similarities on a histogram of ``BINS`` equal
 bins (:func:`histogram`; a row of them for each of the ``LEVELS`` of number
 agreement). :mod:`~neardup_solr.match.mixture` fits it without labels,
-:mod:`~neardup_solr.match.levels` weighs the numbers' agreement beside the
+:mod:`~neardup_solr.match.number_levels` weighs the numbers' agreement beside the
 similarity, and labels a person gave sharpen it (:func:`with_labels`,
 :mod:`~neardup_solr.match.calibration`). Where no model speaks, pairs are
 kept from ``FALLBACK_CUT`` (:func:`keeps_by_similarity`).

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from neardup_solr.match.em import _isotonic
 from neardup_solr.match.mixture import fit
-from neardup_solr.match.model import BINS, FALLBACK_CUT, LEVELS, MatchModel, histogram, keeps_by_similarity, with_labels
+from neardup_solr.match.text_model import BINS, FALLBACK_CUT, LEVELS, MatchModel, histogram, keeps_by_similarity, with_labels
 from neardup_solr.match.similarity import AGREEMENT
 
 
