@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from bench import kernel_check
 from conftest import ROOT, child_env, create_core, documented, drop_core, run_cli
-from neardup_solr.modes import bulk
+from neardup_solr.modes import text_report
 from neardup_solr.match import buckets, kernel, weighing
 from neardup_solr.cli.common import bar_progress
 from neardup_solr.index.state import IndexSettings
@@ -203,17 +203,17 @@ def test_verification_on_forked_workers_gives_the_same_pairs(indexed, monkeypatc
     # Forking starts at a size the restaurants never reach; forced here, in
     # spans of 50 candidates, the pairs and their order must not change.
     core, _ = indexed
-    alone = bulk.lsh_pairs(core).pairs
+    alone = text_report.lsh_pairs(core).pairs
     monkeypatch.setattr(weighing, "FORK_FROM", 0)
     monkeypatch.setattr(weighing, "VERIFY_SPAN", 50)
-    forked = bulk.lsh_pairs(core).pairs
+    forked = text_report.lsh_pairs(core).pairs
     assert len(alone) > 100
     assert forked == alone
 
 
 def test_a_report_held_to_small_blocks_of_memory_gives_the_same_pairs_and_model(indexed, monkeypatch):
     core, _ = indexed
-    whole = bulk.lsh_pairs(core)
+    whole = text_report.lsh_pairs(core)
     # Every record weighed in a piece of its own, buckets read seven members
     # a request, the pairs met folded into the distinct ones from 5 on and
     # recoded 13 at a time, candidates scored and their missing words
@@ -224,8 +224,8 @@ def test_a_report_held_to_small_blocks_of_memory_gives_the_same_pairs_and_model(
     monkeypatch.setattr(buckets, "RECODE_SPAN", 13)
     monkeypatch.setattr(weighing, "SCORE_SPAN", 100)
     monkeypatch.setattr(kernel, "MISSING_SPAN", 100)
-    monkeypatch.setattr(bulk, "KEPT_BLOCK", 30)
-    blocks = bulk.lsh_pairs(core)
+    monkeypatch.setattr(text_report, "KEPT_BLOCK", 30)
+    blocks = text_report.lsh_pairs(core)
     assert len(whole.pairs) > 100
     assert blocks.pairs == whole.pairs
     assert blocks.model == whole.model
@@ -241,7 +241,7 @@ def test_the_kernel_scores_every_candidate_as_the_plain_similarity_does(indexed)
 def test_the_report_bar_goes_on_until_every_candidate_is_verified(indexed):
     core, _ = indexed
     bar = tqdm(total=IndexSettings.load(core).bands, file=io.StringIO(), disable=False)
-    pairs = bulk.lsh_pairs(core, progress=bar_progress(bar, {"verifying candidates": "pair"})).pairs
+    pairs = text_report.lsh_pairs(core, progress=bar_progress(bar, {"verifying candidates": "pair"})).pairs
     assert bar.desc.startswith("verifying candidates") and bar.unit == "pair"
     # Every candidate counted once: more candidates than verified pairs, all of them done.
     assert bar.total > len(pairs) > 100

@@ -297,7 +297,7 @@ def test_health_answers_while_solr_hangs_and_every_worker_thread_waits_on_it(bui
 
 
 def test_the_command_lines_default_cap_is_the_services():
-    from neardup_solr.service import bodies
+    from neardup_solr.service import defaults
 
     command_line = importlib.import_module("neardup_solr.cli.serve")  # the package's `serve` is the command
-    assert command_line.DEFAULT_MAX_BODY_MIB * 2**20 == bodies.MAX_BODY
+    assert command_line.DEFAULT_MAX_BODY_MIB * 2**20 == defaults.MAX_BODY
