@@ -211,11 +211,8 @@ def proposed_share(probabilities: list[float | None], caught: list[float]) -> fl
     return matches / standing if standing else 1.0
 
 
-# The least chance of sharing a band key a kept pair is taken to have had.
-# At a million records (21 x 6 bands), 57 of the 135,909 kept pairs had a
-# chance under 0.1 by the S-curve, down to 0.00007; taken at face value
-# they put the share of true pairs proposed at 0.859, at 0.1 or more 0.966,
-# where 0.967 of the true pairs in fact shared a band key.
+# The least chance of sharing a band key a kept pair is taken to have had:
+# a few kept pairs far out on the S-curve would otherwise weigh for many (docs/scale.md).
 LEAST_CHANCE = 0.1
 
 
