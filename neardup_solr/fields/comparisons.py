@@ -21,7 +21,7 @@ from itertools import product
 
 import numpy as np
 
-from .kinds import KINDS, normal
+from .kinds import KINDS, SWAPPED, normal
 from .levels import EXACT, MISSING, place
 
 
@@ -104,6 +104,26 @@ def compare_values(kind: str, x: str, y: str) -> int:
     return int(compare(column, np.array([0]), np.array([1]))[0])
 
 
+def swaps(levels: np.ndarray, columns: Sequence[Column], roles: Sequence[str], left: np.ndarray,
+          right: np.ndarray) -> np.ndarray:
+    """``levels`` (pairs x fields) with the given and family names
+    (``roles``: "given" and "family", ``kinds.name_roles``) at the level
+    "the other's given or family name" where one record's given name is the
+    other's family name, either way round, and the field is neither missing
+    nor exact (a name written in the other field, or both swapped)."""
+    if "given" not in roles or "family" not in roles:
+        return levels
+    given, family = columns[list(roles).index("given")], columns[list(roles).index("family")]
+    shared: dict[str, int] = {}
+    as_given = np.array([shared.setdefault(v, len(shared)) for v in given.values] + [-1], np.int64)[given.codes]
+    as_family = np.array([shared.setdefault(v, len(shared)) for v in family.values] + [-2], np.int64)[family.codes]
+    swapped = (as_given[left] == as_family[right]) | (as_given[right] == as_family[left])
+    level = KINDS["name"].level_names.index(SWAPPED.label)
+    for at in (list(roles).index("given"), list(roles).index("family")):
+        levels[swapped & (levels[:, at] != MISSING) & (levels[:, at] != EXACT), at] = level
+    return levels
+
+
 # Between the kinds of fields compared together (``joint``).
 JOINT = "+"
 
@@ -152,4 +172,5 @@ def joint(levels: np.ndarray, units: Sequence[Sequence[int]], kinds: Sequence[st
     return out
 
 
-__all__ = ["Column", "EXACT", "JOINT", "MISSING", "compare", "compare_values", "joint", "joint_kind", "level_names"]
+__all__ = ["Column", "EXACT", "JOINT", "MISSING", "compare", "compare_values", "joint", "joint_kind", "level_names",
+           "swaps"]

@@ -29,12 +29,12 @@ each holding its test and threshold.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
-from .levels import (DIFFERENT, EDITS, EXACT_LEVEL, JARO_WINKLER, RELATIVE, TOKEN_SET, Level, one_differs, part_of,
-                     same_date, same_mailbox, same_tail, same_year, swapped, threshold)
-from .values import (PHONE_TAIL, clean, code_form, date_form, day_key, email_form, is_code, is_email, is_phone,
+from .levels import (DIFFERENT, EDITS, EXACT_LEVEL, JARO_WINKLER, RELATIVE, TOKEN_SET, Level, nickname, one_differs,
+                     part_of, same_date, same_mailbox, same_tail, same_year, swapped, threshold)
+from .values import (PHONE_TAIL, clean, code_form, date_form, day_key, email_form, is_code, is_email, is_given_name, is_phone,
                      mailbox_key, number_form, parse_date, parse_number, phone_form, phone_key, prefix_key,
                      whole_key, words_form, words_of)
 
@@ -84,6 +84,11 @@ def _short(cleaned: list[str]) -> bool:
     return sum(len(words_of(c)) for c in cleaned) / len(cleaned) <= NAME_WORDS
 
 
+# A given name written where the family name goes (or the other way round),
+# in either record: set across two fields (``comparisons.swaps``), not by a
+# test of one field's values.
+SWAPPED = Level("the other's given or family name")
+
 # In the order a field's kind is told.
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("email", _most(is_email), email_form, mailbox_key,
@@ -99,8 +104,9 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("code", _most(is_code), code_form, whole_key,
          (EXACT_LEVEL, threshold(EDITS, 1), threshold(EDITS, 2), DIFFERENT)),
     Kind("name", _short, words_form, prefix_key,
-         (EXACT_LEVEL, threshold(JARO_WINKLER, 0.92), threshold(JARO_WINKLER, 0.8),
-          Level("an initial or a part of the other", part_of), DIFFERENT)),
+         (EXACT_LEVEL, SWAPPED, threshold(JARO_WINKLER, 0.92), threshold(JARO_WINKLER, 0.8),
+          Level("a nickname of the other", nickname), Level("an initial or a part of the other", part_of),
+          DIFFERENT)),
     Kind("text", lambda cleaned: True, words_form, prefix_key,
          (EXACT_LEVEL, threshold(TOKEN_SET, 90), threshold(TOKEN_SET, 60), DIFFERENT)),
 )}
@@ -136,21 +142,51 @@ def key_form(kind: str, form: str, words: int = 1) -> str:
 class FieldProfile:
     """What a field holds, read off a sample: its ``kind`` (one of
     :data:`KINDS`), the share of records that fill it, the share of its
-    filled values that are distinct, and its values' words on average."""
+    filled values that are distinct, its values' words on average, and its
+    ``role``: "given" or "family" for a person's given and family names
+    (:func:`name_roles`), else ""."""
 
     name: str
     kind: str
     filled: float = 1.0
     distinct: float = 1.0
     words: float = 1.0
+    role: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        found = asdict(self)
+        if not self.role:
+            del found["role"]  # as profiles were written before roles were read
+        return found
 
     @classmethod
     def from_dict(cls, data: Mapping) -> FieldProfile:
         return cls(name=str(data["name"]), kind=str(data["kind"]), filled=float(data.get("filled", 1.0)),
-                   distinct=float(data.get("distinct", 1.0)), words=float(data.get("words", 1.0)))
+                   distinct=float(data.get("distinct", 1.0)), words=float(data.get("words", 1.0)),
+                   role=str(data.get("role", "")))
+
+
+# A field of single words most of whose values are given names a nicknames
+# table knows holds given names.
+GIVEN_SHARE = 0.5
+
+
+def name_roles(profiles: Sequence[FieldProfile], given_share: Sequence[float]) -> tuple[FieldProfile, ...]:
+    """``profiles`` with the given and family names marked: the field of
+    single names with the most values that are given names (at least
+    :data:`GIVEN_SHARE` of them, ``given_share``), and beside it (the column
+    before or after, as tables write a person's names) a field of single
+    names mostly not given names, its family names. Neither where the data
+    has no such pair."""
+    single = [i for i, p in enumerate(profiles) if p.kind == "name" and p.words < 1.5]
+    given = max(single, key=lambda i: given_share[i], default=None)
+    if given is None or given_share[given] < GIVEN_SHARE:
+        return tuple(profiles)
+    family = next((i for i in (given + 1, given - 1) if i in single and given_share[i] < GIVEN_SHARE), None)
+    if family is None:
+        return tuple(profiles)
+    return tuple(replace(p, role="given") if i == given else replace(p, role="family") if i == family else p
+                 for i, p in enumerate(profiles))
 
 
 def kind_of(values: Sequence[str]) -> str:
@@ -163,13 +199,14 @@ def kind_of(values: Sequence[str]) -> str:
 
 
 def profile(names: Sequence[str], rows: Iterable[Mapping[str, str]]) -> tuple[FieldProfile, ...]:
-    """Each of the fields ``names`` profiled from sampled records' fields ``rows``.
+    """Each of the fields ``names`` profiled from sampled records' fields
+    ``rows``, the given and family names marked (:func:`name_roles`).
 
     Costs a cleaning of every sampled value (2000 records of 15 fields:
     about a quarter of a second).
     """
     rows = list(rows)
-    found = []
+    found, given = [], []
     for name in names:
         values = [row[name] for row in rows if row.get(name, "").strip()]
         kind = kind_of(values)
@@ -179,7 +216,8 @@ def profile(names: Sequence[str], rows: Iterable[Mapping[str, str]]) -> tuple[Fi
             name=name, kind=kind, filled=round(len(normals) / len(rows), 4) if rows else 0.0,
             distinct=round(len(set(normals)) / len(normals), 4) if normals else 0.0,
             words=round(sum(len(v.split()) for v in normals) / len(normals), 2) if normals else 0.0))
-    return tuple(found)
+        given.append(sum(map(is_given_name, normals)) / len(normals) if kind == "name" and normals else 0.0)
+    return name_roles(found, given)
 
 
-__all__ = ["KINDS", "FieldProfile", "Kind", "key_form", "kind_of", "normal", "profile"]
+__all__ = ["KINDS", "SWAPPED", "FieldProfile", "Kind", "key_form", "kind_of", "name_roles", "normal", "profile"]

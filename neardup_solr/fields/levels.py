@@ -27,7 +27,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from .values import PHONE_TAIL, Day, parse_number
+from .values import PHONE_TAIL, Day, name_groups, parse_number
 
 MISSING = 0
 EXACT = 1
@@ -237,6 +237,20 @@ def part_of(pairs: Pairs, at: np.ndarray) -> np.ndarray:
     return out
 
 
+def nickname(pairs: Pairs, at: np.ndarray) -> np.ndarray:
+    """Two single words that are one given name as people write it: a
+    nickname or diminutive of the other, or both of one name
+    (``values.name_groups``: ``bill`` and ``william``)."""
+    groups = pairs.column.derived("nicknames", lambda values: np.array(
+        [name_groups(v) if " " not in v else frozenset() for v in values] + [frozenset()], object)[:-1])
+    a, b = pairs.a[at], pairs.b[at]
+    known = np.array([bool(groups[x]) and bool(groups[y]) for x, y in zip(a.tolist(), b.tolist())], bool)
+    out = np.zeros(len(at), bool)
+    maybe = np.flatnonzero(known)
+    out[maybe] = [bool(groups[x] & groups[y]) for x, y in zip(a[maybe].tolist(), b[maybe].tolist())]
+    return out
+
+
 def _time_code(day: Day | None) -> int:
     if day is None or not day.time:
         return -1
@@ -314,5 +328,5 @@ def same_year(pairs: Pairs, at: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["DIFFERENT", "EDITS", "EXACT", "EXACT_LEVEL", "JARO_WINKLER", "Level", "MISSING", "Measure", "RELATIVE",
-           "ROUNDING", "TOKEN_SET", "one_differs", "part_of", "place", "same_date", "same_mailbox", "same_tail",
+           "ROUNDING", "TOKEN_SET", "nickname", "one_differs", "part_of", "place", "same_date", "same_mailbox", "same_tail",
            "same_year", "swapped", "threshold"]

@@ -25,7 +25,7 @@ found included) and the keys used are the summary's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,11 +33,11 @@ import numpy as np
 from ..lsh.bands import MAX_BUCKET
 from ..progress import Progress, Tally
 from ..records.record import source_of
-from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind
+from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind, swaps
 from .keys import Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
 from .kinds import FieldProfile
 from .model import FieldModel
-from .training import Patterns, Round, chance, fit, units_of
+from .training import Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
 
 # Random pairs whose levels measure chance agreement: a million see a level
 # of one chance in a hundred thousand about ten times.
@@ -116,11 +116,13 @@ def across(records: Records, found: Found) -> Found:
     return found.where(numbered[found.left] != numbered[found.right])
 
 
-def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Pairs x fields levels of the pairs ``(left, right)``."""
+def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray, roles: Sequence[str] = ()) -> np.ndarray:
+    """Pairs x fields levels of the pairs ``(left, right)``, given and
+    family names swapped found where ``roles`` name them
+    (``comparisons.swaps``)."""
     if not len(left):
         return np.zeros((0, len(columns)), np.int8)
-    return np.stack([compare(column, left, right) for column in columns], axis=1)
+    return swaps(np.stack([compare(column, left, right) for column in columns], axis=1), columns, roles, left, right)
 
 
 def shares_of(columns: Sequence[Column], left: np.ndarray) -> np.ndarray:
@@ -180,16 +182,31 @@ def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]
     return usable
 
 
-def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]], levels: np.ndarray) -> list[Round]:
+def selecting_keys(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Pairs x units: the first key that found each pair among those reading
+    no field of the unit (its number; -1: none did)."""
+    out = np.full((len(found), len(units)), -1, np.int64)
+    for at, unit in enumerate(units):
+        for k in reversed(range(len(keys))):
+            if not set(unit) & set(keys[k].fields):
+                out[((found.bits >> (k + 1)) & 1) == 1, at] = k
+    return out
+
+
+def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]], levels: np.ndarray,
+               weighing: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> list[Round]:
     """Each key's candidates as a training round of the model
     (:class:`~neardup_solr.fields.training.Round`), the units reading its
-    fields left out. Costs a sort of each key's candidates' levels."""
+    fields left out, each pair counted by ``weighing`` (its levels, and the
+    key that found it for each unit). Costs a sort of each key's
+    candidates' levels."""
     rounds = []
     for k, key in enumerate(keys):
         mine = ((found.bits >> (k + 1)) & 1) == 1
         if mine.any():
             left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.fields))
-            rounds.append(Round(Patterns.of(levels[mine]), left_out))
+            chosen = np.full((int(mine.sum()), len(units)), k, np.int64)
+            rounds.append(Round(Patterns.of(levels[mine], weights=weighing(levels[mine], chosen)), left_out))
     return rounds
 
 
@@ -263,21 +280,30 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
         found = across(records, found)
     verifying = Tally(progress, "verifying candidates", len(found))
     verifying(0)
-    field_levels = levels_of(records.columns, found.left, found.right)
+    roles = [p.role for p in profiles]
+    field_levels = levels_of(records.columns, found.left, found.right, roles)
     verifying(len(found))
     random_left, random_right = random_pairs(records, link=link)
-    random_levels = levels_of(records.columns, random_left, random_right)
-    units = units_of(random_levels, len(records))
+    random_levels = levels_of(records.columns, random_left, random_right, roles)
+    total = all_pairs(records, link)
+    non_match = 1.0 - _alone(found, keys, field_levels, random_levels, kinds, total).probabilities(random_levels)
+    units = units_of(random_levels, len(records), non_match, [f for f, role in enumerate(roles) if role])
     unit_kinds = [joint_kind([kinds[f] for f in unit]) for unit in units]
     names = [" + ".join(profiles[f].name for f in unit) for unit in units]
     levels = joint(field_levels, units, kinds)
     u = chance(joint(random_levels, units, kinds), unit_kinds)
     usable = usable_bits(found, keys, units)
-    total = all_pairs(records, link)
     min_share = 2.0 / max(len(records), 2)
     filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
-    patterns = Patterns.of(levels, usable)
-    rounds = key_rounds(found, keys, units, levels)
+    random_units = joint(random_levels, units, kinds)
+
+    factors = fill_factors([key.fields for key in keys], random_units, random_levels)
+
+    def weighing(unit_levels: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        return fill_weights(unit_levels, selected, factors)
+
+    patterns = Patterns.of(levels, usable, weighing(levels, selecting_keys(found, keys, units)))
+    rounds = key_rounds(found, keys, units, levels, weighing)
 
     def fitted(found_share: float = 1.0) -> FieldModel:
         return fit(patterns, u, names, unit_kinds, total_pairs=total, random_pairs=len(random_left),
@@ -298,10 +324,21 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     return Fitted(found, field_levels, levels, shares, p, model, keys, missed, len(random_left))
 
 
-def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def _alone(found: Found, keys: Sequence[Key], field_levels: np.ndarray, random_levels: np.ndarray,
+           kinds: Sequence[str], total: float) -> FieldModel:
+    """A model of each field alone, fitted once to all candidates: what
+    tells the random pairs that are likely matches from the others."""
+    singles = [(f,) for f in range(len(kinds))]
+    return fit(Patterns.of(field_levels, usable_bits(found, keys, singles)), chance(random_levels, kinds),
+               [str(f) for f in range(len(kinds))], kinds, total_pairs=total)
+
+
+def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: np.ndarray,
+                 roles: Sequence[str] = ()) -> np.ndarray:
     """The match weights (bits) of any pairs ``(left, right)`` of ``records``
-    under ``model``: compared and weighed as candidates are."""
-    field_levels = levels_of(records.columns, left, right)
+    under ``model``: compared (``roles``: the fields' name roles) and
+    weighed as candidates are."""
+    field_levels = levels_of(records.columns, left, right, roles)
     return model.weights(joint(field_levels, model.field_units, [c.kind for c in records.columns]),
                          unit_shares(shares_of(records.columns, left), model.field_units))
 

@@ -64,21 +64,25 @@ def chance(levels: np.ndarray, kinds: Sequence[str]) -> list[np.ndarray]:
 class Patterns:
     """Candidates' level patterns, each once: the distinct rows of levels
     (with each pair's usable bits, see :func:`fit`) and how many pairs have
-    each. EM reads these, not the pairs: a million candidates of fifteen
-    fields have a few thousand patterns."""
+    each, and, when given, each pattern's pairs' weights summed for each
+    unit (see :func:`fill_weights`). EM reads these, not the pairs: a
+    million candidates of fifteen fields have a few thousand patterns."""
 
     levels: np.ndarray
     counts: np.ndarray
     bits: np.ndarray
     pairs: int
+    weights: np.ndarray | None = None
 
     @classmethod
-    def of(cls, levels: np.ndarray, usable: np.ndarray | None = None) -> Patterns:
+    def of(cls, levels: np.ndarray, usable: np.ndarray | None = None, weights: np.ndarray | None = None) -> Patterns:
         """Costs a sort of one number a pair (its row packed into 64 bits,
         or its bytes when the row does not fit)."""
         bits = np.zeros(len(levels), np.int64) if usable is None else np.asarray(usable, np.int64)
         if not len(levels):
-            return cls(np.zeros((0, levels.shape[1] if levels.ndim == 2 else 0), np.int16), np.zeros(0), bits, 0)
+            width = levels.shape[1] if levels.ndim == 2 else 0
+            return cls(np.zeros((0, width), np.int16), np.zeros(0), bits, 0,
+                       None if weights is None else np.zeros((0, width)))
         levels = np.asarray(levels, np.int64)
         radix = levels.max(axis=0) + 1
         bit_width = int(bits.max()).bit_length() if len(bits) else 0
@@ -88,12 +92,18 @@ class Patterns:
             for f in range(levels.shape[1]):
                 code = code * radix[f] + levels[:, f]
             code = (bits << int(np.ceil(np.log2(np.prod(radix.astype(float)) + 1)))) | code
-            _, first, counts = np.unique(code, return_index=True, return_counts=True)
+            _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
         else:
             rows = np.ascontiguousarray(np.concatenate([levels, bits[:, None]], axis=1))
-            _, first, counts = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
-                                         return_index=True, return_counts=True)
-        return cls(levels[first].astype(np.int16), counts.astype(np.float64), bits[first], len(levels))
+            _, first, inverse, counts = np.unique(
+                rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
+                return_index=True, return_inverse=True, return_counts=True)
+        summed = None
+        if weights is not None:
+            inverse = inverse.ravel()
+            summed = np.stack([np.bincount(inverse, weights=weights[:, f], minlength=len(first))
+                               for f in range(weights.shape[1])], axis=1)
+        return cls(levels[first].astype(np.int16), counts.astype(np.float64), bits[first], len(levels), summed)
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,44 @@ class Round:
 
     patterns: Patterns
     left_out: frozenset[int]
+
+
+def fill_factors(key_fields: Sequence[Sequence[int]], random_units: np.ndarray, random_fields: np.ndarray,
+                 most: float = 20.0) -> np.ndarray:
+    """Keys x units x (filled, empty): how much a candidate a key found
+    counts when the share of matches leaving a unit empty is learned, so
+    that it is not learned short. A key needs its fields filled in both
+    records, and where records that leave one field empty leave others
+    empty too, the pairs it finds leave the unit empty less often than
+    matches do. A pair counts as the inverse of how much more (or less)
+    often random pairs fill the key's fields in both records given their
+    own state of the unit than overall (``random_units``, ``random_fields``:
+    the random pairs' levels by unit and by field), at most ``most`` times."""
+    out = np.ones((len(key_fields), random_units.shape[1], 2))
+    empty_random = random_units == MISSING
+    filled_random = random_fields != MISSING
+    for k, fields in enumerate(key_fields):
+        both = filled_random[:, list(fields)].all(axis=1)
+        overall = max(float(both.mean()), 1e-9)
+        for f in range(random_units.shape[1]):
+            empty = empty_random[:, f]
+            for state, those in ((0, ~empty), (1, empty)):
+                given = float(both[those].mean()) if those.any() else overall
+                out[k, f, state] = min(overall / max(given, 1e-9), most)
+    return out
+
+
+def fill_weights(unit_levels: np.ndarray, selected: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """Pairs x units: each candidate's count for the unit's empty share
+    (:func:`fill_factors`), by the key that found it for the unit
+    (``selected``: its number, -1 for none: a count of 1)."""
+    out = np.ones(unit_levels.shape, np.float64)
+    if not len(factors):
+        return out
+    for f in range(unit_levels.shape[1]):
+        chosen = selected[:, f] >= 0
+        out[chosen, f] = factors[selected[chosen, f], f, (unit_levels[chosen, f] == MISSING).astype(np.int64)]
+    return out
 
 
 def _start(kinds: Sequence[str]) -> list[np.ndarray]:
@@ -142,10 +190,12 @@ def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[
         matches = weight.sum() / max(found_share, 1e-3)
         new_lam = float(np.clip(matches / total_pairs, EDGE / total_pairs, 1 - EDGE))
         new_m = list(m)
+        posterior = weight / counts
         for f in learned:
             size = len(level_names(kinds[f]))
             mask = usable_for[f] if usable_for is not None else slice(None)
-            per = np.bincount(patterns[mask, f].astype(np.int64), weights=weight[mask], minlength=size)[:size]
+            counted = weight if found.weights is None else posterior * found.weights[:, f]
+            per = np.bincount(patterns[mask, f].astype(np.int64), weights=counted[mask], minlength=size)[:size]
             per += M_PRIOR
             new_m[f] = per / per.sum()
         change = max(abs(math.log(new_lam / lam)), *(float(np.abs(a - b).max()) for a, b in zip(new_m, m)))
@@ -243,11 +293,19 @@ DEPENDENT_SEEN = 5
 UNIT_FIELDS = 3
 
 
-def units_of(levels: np.ndarray, records: int) -> list[tuple[int, ...]]:
+def units_of(levels: np.ndarray, records: int, non_match: np.ndarray | None = None,
+             apart: Sequence[int] = ()) -> list[tuple[int, ...]]:
     """Which fields are compared together: those whose exact agreements
     among random pairs' ``levels`` (pairs x fields) depend on each other
     (:data:`DEPENDENT_LIFT`), joined strongest first, at most
     :data:`UNIT_FIELDS` in a unit; every other field alone. In field order.
+    Each pair counts by ``non_match``, its chance of being no match (by a
+    model of the fields alone), when given: where entities have many
+    records, the matches among random pairs are many, and agree together.
+    The fields ``apart`` are never joined (a person's given and family names:
+    their joint levels, a name's by a name's, could be learned from no key
+    reading either, and the namesakes of one family are what the model
+    must tell from matches).
 
     The model takes its units to be independent of each other within each
     class; a city and its state are not (one implies the other), and
@@ -271,17 +329,19 @@ def units_of(levels: np.ndarray, records: int) -> list[tuple[int, ...]]:
         for g in range(f + 1, levels.shape[1]):
             # Among random pairs a rare value shared is mostly a match's, which agree on other fields too:
             # how a distinctive field depends cannot be told from them (and matters little, few non-matches share it).
-            if distinctive[f] or distinctive[g]:
+            if distinctive[f] or distinctive[g] or f in apart or g in apart:
                 continue
             # Among a few thousand records every pair is "random", and some are matches.
             others = agreed - exact[:, f] * rarity[f] - exact[:, g] * rarity[g]
             apart = others < -np.log(rare)
             both = filled[:, f] & filled[:, g] & apart
-            if not both.any():
+            weight = both.astype(np.float64) if non_match is None else both * non_match
+            counted = float(weight.sum())
+            if not counted:
                 continue
-            a, b = exact[both, f].mean(), exact[both, g].mean()
-            joint_share = (exact[both, f] & exact[both, g]).mean()
-            if 0 < a < 0.5 and 0 < b < 0.5 and joint_share * both.sum() >= DEPENDENT_SEEN:
+            a, b = float(weight @ exact[:, f]) / counted, float(weight @ exact[:, g]) / counted
+            joint_share = float(weight @ (exact[:, f] & exact[:, g])) / counted
+            if 0 < a < 0.5 and 0 < b < 0.5 and joint_share * counted >= DEPENDENT_SEEN:
                 lift = joint_share / (a * b)
                 if lift >= DEPENDENT_LIFT:
                     found.append((lift, f, g))
@@ -294,4 +354,4 @@ def units_of(levels: np.ndarray, records: int) -> list[tuple[int, ...]]:
     return sorted(set(unit.values()))
 
 
-__all__ = ["Patterns", "Round", "chance", "fit", "units_of"]
+__all__ = ["Patterns", "Round", "chance", "fill_factors", "fill_weights", "fit", "units_of"]

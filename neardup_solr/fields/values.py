@@ -21,6 +21,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text.repair import repair
 
@@ -197,8 +198,22 @@ def is_phone(cleaned: str) -> bool:
     return 7 <= digits <= 16 and _PHONE.match(cleaned.replace("ext", "x")) is not None
 
 
+# Given names whose table entries are kept at hand.
+NORMAL_NAMES = 1 << 14
+# A code written in parts (a postcode: ``tq13 8df``, ``k1a 0b1``) is short,
+# and each part holds a digit.
+CODE_PARTS = 2
+CODE_LENGTH = 12
+
+
 def is_code(cleaned: str) -> bool:
-    return " " not in cleaned and _DIGIT.search(cleaned) is not None
+    """One token holding a digit (``SKU-001``), or a short code of a few
+    parts, each holding one (a postcode)."""
+    parts = cleaned.split(" ")
+    if len(parts) == 1:
+        return _DIGIT.search(cleaned) is not None
+    return (len(parts) <= CODE_PARTS and len(cleaned) <= CODE_LENGTH
+            and all(_DIGIT.search(part) is not None for part in parts))
 
 
 # A name's key: its first letters (typos are rarer at the start of a word).
@@ -206,6 +221,35 @@ PREFIX = 4
 # The last digits of a phone number that say whose it is, whatever the
 # country or area code written before them.
 PHONE_TAIL = 7
+
+
+@lru_cache(maxsize=1)
+def _namer():
+    # The nicknames package's hand-curated table of given names and their
+    # nicknames and diminutives (william: bill, will, billy; margaret: peggy).
+    from nicknames import NickNamer
+
+    return NickNamer()
+
+
+@lru_cache(maxsize=NORMAL_NAMES)
+def name_groups(word: str) -> frozenset[str]:
+    """The given names ``word`` is one of (itself, where it has nicknames)
+    or a nickname or diminutive of, by a hand-curated table: two words
+    sharing one are the same given name as people write it (``bill`` and
+    ``william``; ``peggy`` and ``margaret``). Empty for a word the table
+    does not know."""
+    namer = _namer()
+    found = set(namer.canonicals_of(word))
+    if namer.nicknames_of(word):
+        found.add(word)
+    return frozenset(found)
+
+
+def is_given_name(cleaned: str) -> bool:
+    """Whether the value's first word is a given name the nicknames table knows."""
+    words = words_of(cleaned)
+    return bool(words) and bool(name_groups(words[0]) or _namer().nicknames_of(words[0]))
 
 
 def day_key(form: str, words: int = 1) -> str:

@@ -63,14 +63,15 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
 
 
-def clusters_of(records: Records, fitted: Fitted) -> list[list[str]]:
+def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[str]]:
     """The clusters of the kept pairs (probability 1/2 or more), split so
     that members are matches of each other (``clustering.split``), every
     pair of a component weighed by the model."""
     kept = fitted.p >= 0.5
     weights = np.array([bits(x) for x in fitted.p[kept].tolist()])
+    roles = [p.role for p in settings.fields]
     groups = split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
-                   lambda left, right: pair_weights(records, fitted.model, left, right))
+                   lambda left, right: pair_weights(records, fitted.model, left, right, roles))
     return [[records.ids[n] for n in group] for group in groups]
 
 
@@ -80,7 +81,7 @@ def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | Non
     as :func:`field_pairs` finds its pairs; nothing is kept with the index.
     Costs what :func:`field_pairs` does but the kept pairs' texts."""
     records = read_records(solr, settings.fields, Tally(progress, "reading records", solr.count()))
-    return clusters_of(records, fit_records(records, settings.fields, max_bucket=max_bucket))
+    return clusters_of(records, fit_records(records, settings.fields, max_bucket=max_bucket), settings)
 
 
 def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fields.comparisons import Column, compare, joint
+from ..fields.comparisons import Column, compare, joint, swaps
 from ..fields.keys import Key, record_key_term, value_term
 from ..fields.kinds import normal
 from ..fields.matching import differing, unit_shares
@@ -101,7 +101,8 @@ class FieldSearch:
                    for found, form in zip(self.settings.fields, forms)]
         mine = np.zeros(len(others), np.int64)
         theirs_at = np.arange(1, len(others) + 1, dtype=np.int64)
-        field_levels = np.stack([compare(c, mine, theirs_at) for c in columns], axis=1) if others else \
+        field_levels = swaps(np.stack([compare(c, mine, theirs_at) for c in columns], axis=1), columns,
+                             [p.role for p in self.settings.fields], mine, theirs_at) if others else \
             np.zeros((0, len(columns)), np.int8)
         units = self.model.field_units
         levels = joint(field_levels, units, [p.kind for p in self.settings.fields])

@@ -20,8 +20,10 @@ from neardup_solr.match.summary import FieldSummary, ReportSummary
 
 KINDS = ("name", "code", "category")
 # Each kind's level probabilities, "missing" first (never drawn here).
-M = [np.array([0, 0.70, 0.10, 0.08, 0.04, 0.08]), np.array([0, 0.80, 0.10, 0.04, 0.06]), np.array([0, 0.95, 0.05])]
-U = [np.array([0, 0.002, 0.001, 0.01, 0.005, 0.982]), np.array([0, 0.001, 0.02, 0.05, 0.929]), np.array([0, 0.2, 0.8])]
+# A name's: missing, exact, swapped with the other name, Jaro-Winkler >= 0.92, >= 0.8, a nickname, an initial, different.
+M = [np.array([0, 0.70, 0.005, 0.10, 0.08, 0.01, 0.035, 0.07]), np.array([0, 0.80, 0.10, 0.04, 0.06]), np.array([0, 0.95, 0.05])]
+U = [np.array([0, 0.002, 0.0001, 0.001, 0.01, 0.0009, 0.005, 0.981]), np.array([0, 0.001, 0.02, 0.05, 0.929]),
+     np.array([0, 0.2, 0.8])]
 
 
 def draw(rng: np.random.Generator, shares: list[np.ndarray], count: int) -> np.ndarray:
@@ -164,7 +166,7 @@ def test_classes_drawn_apart_are_sure_and_classes_drawn_closer_tell_but_unsure()
     model = fit(apart, u, ["a", "b", "c"], KINDS, total_pairs=22_000)
     assert ambiguity(model.probabilities(apart)) <= UNSURE
     # Matches that often differ on the name and the code, and agree on the category as non-matches do.
-    closer_m = [np.array([0, 0.40, 0.10, 0.10, 0.10, 0.30]), np.array([0, 0.50, 0.10, 0.10, 0.30]), U[2]]
+    closer_m = [np.array([0, 0.40, 0, 0.10, 0.10, 0, 0.10, 0.30]), np.array([0, 0.50, 0.10, 0.10, 0.30]), U[2]]
     closer = np.concatenate([draw(rng, closer_m, 2_000), draw(rng, U, 20_000)])
     model = fit(closer, u, ["a", "b", "c"], KINDS, total_pairs=22_000)
     p = model.probabilities(closer)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nicknames import NickNamer
 from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
@@ -104,14 +105,16 @@ def _level_of(kind: str, x: str | None, y: str | None) -> int:
     if kind == "name":
         jw = JaroWinkler.similarity(a, b)
         if jw >= 0.92 - 1e-6:
-            return 2
-        if jw >= 0.8 - 1e-6:
             return 3
+        if jw >= 0.8 - 1e-6:
+            return 4
+        if " " not in a + b and _one_given_name(a, b):
+            return 5
         short, long = sorted((a, b), key=len)
         words = long.split()
         part = long.startswith(short) if len(short) == 1 else all(
             any(o == w or (len(w) == 1 and o.startswith(w)) for o in words) for w in short.split())
-        return 4 if part else 5
+        return 6 if part else 7
     if kind == "code":
         d = Levenshtein.distance(a, b)
         return 2 if d == 1 else 3 if d == 2 else 4
@@ -162,7 +165,16 @@ def _date_level(a: str, b: str) -> int:
     return level
 
 
-NAMES = st.sampled_from(["ann", "anne", "a", "ann lee", "lee", "a lee", "bob", "rob", "robert", "bo", "", None])
+NAMES = st.sampled_from(["ann", "anne", "a", "ann lee", "lee", "a lee", "bob", "rob", "robert", "bo", "bill", "william",
+                         "peggy", "margaret", "", None])
+NAMER = NickNamer()
+
+
+def _one_given_name(x: str, y: str) -> bool:
+    """Two words that the nicknames package's table makes one given name: one a nickname of the other, or both of one."""
+    of_x = NAMER.canonicals_of(x) | ({x} if NAMER.nicknames_of(x) else set())
+    of_y = NAMER.canonicals_of(y) | ({y} if NAMER.nicknames_of(y) else set())
+    return bool(of_x & of_y)
 VALUES = {
     "name": NAMES, "category": NAMES,
     "code": st.sampled_from(["a1", "a2", "a12", "b1", "ab12", "ba12", "a-1", "", None]),
