@@ -26,7 +26,7 @@ reads every record's forms once.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,14 +43,42 @@ KEY_BUDGET = 10.0
 MAX_KEYS = 12
 
 
+# In a bucket larger than the limit (refined, where the key refines, and
+# still larger), each record is compared with the next this many in the
+# bucket's order (records alike in their fields side by side): linear in the
+# bucket, and enough for its entity to be joined through them.
+WINDOW = 10
+
+
 @dataclass(frozen=True)
 class Key:
-    """Records agreeing on every field of ``fields`` (by ``kinds.key_form``) share this key."""
+    """Records agreeing on every field of ``fields`` (by ``kinds.key_form``)
+    share this key; inside a bucket of more records than the limit, those
+    agreeing on the ``refine`` fields too."""
 
     fields: tuple[int, ...]
+    refine: tuple[int, ...] = ()
+
+    @property
+    def reads(self) -> tuple[int, ...]:
+        """Every field whose agreement the key may force: its own, and the refining ones."""
+        return self.fields + self.refine
 
     def name(self, profiles: Sequence[FieldProfile]) -> str:
-        return " + ".join(profiles[i].name for i in self.fields)
+        named = " + ".join(profiles[i].name for i in self.fields)
+        if self.refine:
+            named += " (" + " + ".join(profiles[i].name for i in self.refine) + " in large groups)"
+        return named
+
+    def to_json(self) -> list | dict:
+        """As the index keeps it: its fields, and what refines it where it does."""
+        return list(self.fields) if not self.refine else {"fields": list(self.fields), "refine": list(self.refine)}
+
+    @classmethod
+    def of_json(cls, data: list | dict) -> Key:
+        if isinstance(data, dict):
+            return cls(tuple(int(f) for f in data["fields"]), tuple(int(f) for f in data.get("refine", ())))
+        return cls(tuple(int(f) for f in data))
 
 
 def key_words(profile: FieldProfile) -> int:
@@ -77,17 +105,137 @@ def key_codes(columns: Sequence[Column], profiles: Sequence[FieldProfile]) -> li
     return found
 
 
-def combined(codes: Sequence[np.ndarray], key: Key) -> np.ndarray:
-    """Each record's code of ``key`` (-1 where a field of it is missing)."""
-    parts = [codes[i] for i in key.fields]
-    joined = parts[0].copy()
-    missing = parts[0] < 0
-    for part in parts[1:]:
-        width = int(part.max()) + 2 if len(part) else 1
-        joined = joined * width + (part + 1)
+def combined(codes: Sequence[np.ndarray], fields: Sequence[int]) -> np.ndarray:
+    """Each record's code of the key of ``fields`` (-1 where a field of it
+    is missing), numbered densely."""
+    joined = codes[fields[0]].astype(np.int64)
+    missing = joined < 0
+    for f in fields[1:]:
+        part = codes[f].astype(np.int64)
+        joined = np.unique(joined * (int(part.max()) + 2 if len(part) else 1) + (part + 1), return_inverse=True)[1]
         missing |= part < 0
+    joined = joined.astype(np.int64).ravel()
     joined[missing] = -1
     return joined
+
+
+def record_order(codes: Sequence[np.ndarray]) -> np.ndarray:
+    """Each record's place when records are sorted by their fields' forms,
+    field by field: identical records side by side, and records alike in
+    their first fields near each other. The order records keep inside a
+    bucket (:data:`WINDOW`)."""
+    if not codes:
+        return np.zeros(0, np.int64)
+    order = np.lexsort(tuple(reversed([c.astype(np.int64) for c in codes])))
+    place = np.empty(len(order), np.int64)
+    place[order] = np.arange(len(order))
+    return place
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """A key's buckets: the records holding it (``owners``, bucket after
+    bucket, each bucket in the records' order), where each bucket starts and
+    its size, and whether it is paired by :data:`WINDOW` (larger than the
+    limit even refined) or whole."""
+
+    owners: np.ndarray
+    starts: np.ndarray
+    sizes: np.ndarray
+    windowed: np.ndarray
+
+    @classmethod
+    def of(cls, codes: Sequence[np.ndarray], key: Key, max_bucket: int | None, order: np.ndarray) -> Buckets:
+        """Costs a sort of the records holding the key (two where it refines)."""
+        joined = combined(codes, key.fields)
+        owners = np.flatnonzero(joined >= 0)
+        owners = owners[np.lexsort((order[owners], joined[owners]))]
+        starts, sizes = runs(joined[owners])
+        if max_bucket is None or not key.refine or not (sizes > max_bucket).any():
+            big = sizes > max_bucket if max_bucket is not None else np.zeros(len(sizes), bool)
+            return cls(owners, starts, sizes, big)
+        # Inside the buckets past the limit, records sharing the refining fields too: a bucket each.
+        big = np.repeat(sizes > max_bucket, sizes)
+        inside = owners[big]
+        refined = combined(codes, key.fields + key.refine)[inside]
+        # Those that lack a refining field stay together, in their own bucket's group.
+        refined = np.where(refined >= 0, refined, -2 - joined[inside])
+        arranged = np.lexsort((order[inside], refined))
+        inside, refined = inside[arranged], refined[arranged]
+        sub_starts, sub_sizes = runs(refined)
+        small_owners = owners[~big]
+        small_starts, small_sizes = runs(joined[small_owners])
+        owners = np.concatenate([small_owners, inside])
+        starts = np.concatenate([small_starts, sub_starts + len(small_owners)])
+        sizes = np.concatenate([small_sizes, sub_sizes])
+        return cls(owners, starts, sizes, sizes > max_bucket)
+
+    @property
+    def cost(self) -> float:
+        """The pairs the key makes: every pair of a whole bucket, the
+        window's of the others."""
+        whole = self.sizes[~self.windowed]
+        windowed = self.sizes[self.windowed]
+        return float((whole * (whole - 1) // 2).sum() + _window_pairs(windowed).sum())
+
+    def pairs(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The key's pairs (record numbers, smaller first): those of its
+        whole buckets, and those of its windows."""
+        whole = np.repeat(~self.windowed, self.sizes)
+        return (bucket_pairs(np.repeat(np.arange(int((~self.windowed).sum())), self.sizes[~self.windowed]),
+                             self.owners[whole]),
+                window_pairs(self.owners[~whole], self.sizes[self.windowed]))
+
+    def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """About ``size`` of the key's pairs drawn at random, each pair about
+        as likely as any other."""
+        whole = (self.sizes * (self.sizes - 1) // 2).astype(np.float64)
+        counts = np.where(self.windowed, _window_pairs(self.sizes), whole)
+        if not counts.sum():
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        bucket = rng.choice(len(counts), size=size, p=counts / counts.sum())
+        n, start = self.sizes[bucket], self.starts[bucket]
+        first = (rng.random(size) * np.where(self.windowed[bucket], n - 1, n)).astype(np.int64)
+        reach = np.where(self.windowed[bucket], np.minimum(WINDOW, n - 1 - first), n - 1)
+        offset = 1 + (rng.random(size) * np.maximum(reach, 1)).astype(np.int64)
+        second = np.where(self.windowed[bucket], first + offset, (first + offset) % n)
+        a, b = self.owners[start + first], self.owners[start + second]
+        return np.minimum(a, b), np.maximum(a, b)
+
+
+def runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal ``values`` (sorted) starts, and its length."""
+    if not len(values):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    return starts, np.diff(np.append(starts, len(values)))
+
+
+def grouped_pairs(owners: np.ndarray, sizes: np.ndarray, windowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of buckets of ``sizes`` one after another (``owners`` in
+    order): every pair of a whole bucket, each owner with the next
+    :data:`WINDOW` in a ``windowed`` one; smaller owner first."""
+    (left, right), (wl, wr) = Buckets(owners, np.zeros(len(sizes), np.int64), sizes, windowed).pairs()
+    return np.concatenate([left, wl]), np.concatenate([right, wr])
+
+
+def _window_pairs(sizes: np.ndarray) -> np.ndarray:
+    """How many pairs a window makes in buckets of ``sizes``."""
+    w = np.minimum(WINDOW, np.maximum(sizes - 1, 0))
+    return (sizes * w - w * (w + 1) // 2).astype(np.float64)
+
+
+def window_pairs(owners: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In buckets of ``sizes`` one after another, each owner with the next
+    :data:`WINDOW` of its bucket (smaller first)."""
+    lefts, rights = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    bucket = np.repeat(np.arange(len(sizes)), sizes)
+    for offset in range(1, WINDOW + 1):
+        same = bucket[offset:] == bucket[:-offset] if len(bucket) > offset else np.zeros(0, bool)
+        a, b = owners[:-offset][same], owners[offset:][same]
+        lefts.append(np.minimum(a, b))
+        rights.append(np.maximum(a, b))
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 def pairs_cost(codes: np.ndarray) -> float:
@@ -104,12 +252,12 @@ def key_budget(records: int) -> float:
     return KEY_BUDGET * records
 
 
-def choose_keys(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], total: int | None = None) -> list[Key]:
+def choose_keys(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], total: int | None = None,
+                max_bucket: int | None = None, order: np.ndarray | None = None) -> list[Key]:
     """The keys of the data whose key forms ``codes`` are (one array per
     field, a sample or all records), for ``total`` records (default: as many
-    as ``codes`` holds): each field's key when it costs at most the budget,
-    then pairs of the fields too common alone, cheapest first, at most
-    :data:`MAX_KEYS` in all.
+    as ``codes`` holds), chosen by their pairs (:func:`choose`; a bucket
+    past ``max_bucket`` costs its window's, :class:`Buckets`).
 
     Costs a grouping of the records per key tried (fields and pairs of
     fields: 15 fields try 120 keys).
@@ -118,42 +266,55 @@ def choose_keys(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], t
     if not records:
         return []
     total = total or records
+    order = record_order(codes) if order is None else order
     scale = (total * (total - 1)) / max(records * (records - 1), 1)
-    budget = key_budget(total)
+
+    def cost(fields: tuple[int, ...]) -> tuple[Key, float, bool]:
+        buckets = Buckets.of(codes, Key(fields), max_bucket, order)
+        return Key(fields), buckets.cost * scale, not buckets.windowed.any()
+
+    return choose(codes, profiles, key_budget(total), cost)
+
+
+def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget: float,
+           cost: Callable[[tuple[int, ...]], tuple[Key, float, bool]]) -> list[Key]:
+    """Each field's key when it costs at most ``budget``, then pairs of the
+    fields too common alone, cheapest first, at most :data:`MAX_KEYS` in
+    all; ``cost`` gives the key of some fields (refined or not), what it
+    costs, and whether it makes every pair sharing it (no window): a field
+    whose key does not is tried beside others still."""
+    if not codes or not len(codes[0]):
+        return []
     usable = [i for i, p in enumerate(profiles) if p.kind != "category"]
-    costs: dict[Key, float] = {}
-    for i in usable:
-        costs[Key((i,))] = pairs_cost(codes[i]) * scale
-    alone = {i for i in usable if costs[Key((i,))] <= budget}
+    costs = {(i,): cost((i,)) for i in usable}
+    alone = {fields[0] for fields, (_, c, whole) in costs.items() if c <= budget and whole}
     common = [i for i in range(len(profiles)) if i not in alone]
-    for x, y in ((a, b) for n, a in enumerate(common) for b in common[n + 1:]):
-        costs[Key((x, y))] = pairs_cost(combined(codes, Key((x, y)))) * scale
-    chosen = [key for key, cost in sorted(costs.items(), key=lambda kv: (len(kv[0].fields), kv[1]))
-              if cost <= budget and _fills(codes, key) > 0]
+    costs.update({(x, y): cost((x, y)) for n, x in enumerate(common) for y in common[n + 1:]})
+    chosen = [key for fields, (key, c, _) in sorted(costs.items(), key=lambda kv: (len(kv[0]), kv[1][1]))
+              if c <= budget and fills(codes, fields) > 0]
     return chosen[:MAX_KEYS]
 
 
-def _fills(codes: Sequence[np.ndarray], key: Key) -> int:
-    return int((combined(codes, key) >= 0).sum())
+def fills(codes: Sequence[np.ndarray], fields: Sequence[int]) -> int:
+    """How many records fill every one of ``fields``."""
+    return int((combined(codes, fields) >= 0).sum())
 
 
-def key_pairs(codes: Sequence[np.ndarray], keys: Iterable[Key], max_bucket: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def key_pairs(codes: Sequence[np.ndarray], keys: Sequence[Key], max_bucket: int | None = None,
+              order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair of records sharing one of ``keys`` (record numbers, smaller
-    first, each pair once), and which keys found it (a bit a key, in order).
-    Keys held by more than ``max_bucket`` records are left out."""
+    first, each pair once), and what found it: a bit a key, in order, for
+    the pairs of its whole buckets, and bit ``len(keys)`` for those of any
+    key's windows. A bucket held by more than ``max_bucket`` records is
+    refined where the key refines, and paired by :data:`WINDOW` where it is
+    still larger."""
+    order = record_order(codes) if order is None else order
     lefts, rights, bits = [], [], []
     for number, key in enumerate(keys):
-        joined = combined(codes, key)
-        order = np.argsort(joined, kind="stable")
-        ordered = joined[order]
-        present = ordered >= 0
-        order, ordered = order[present], ordered[present]
-        if not len(ordered):
-            continue
-        a, b = bucket_pairs(ordered, order, max_bucket)
-        lefts.append(a)
-        rights.append(b)
-        bits.append(np.full(len(a), 1 << number, np.int64))
+        (a, b), (wa, wb) = Buckets.of(codes, key, max_bucket, order).pairs()
+        lefts += [a, wa]
+        rights += [b, wb]
+        bits += [np.full(len(a), 1 << number, np.int64), np.full(len(wa), 1 << len(keys), np.int64)]
     if not lefts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     left, right, bit = np.concatenate(lefts), np.concatenate(rights), np.concatenate(bits)
@@ -170,8 +331,7 @@ def bucket_pairs(keys: np.ndarray, owners: np.ndarray, max_bucket: int | None = 
         >>> [x.tolist() for x in bucket_pairs(np.array([1, 1, 2, 5, 5, 5]), np.array([4, 0, 3, 1, 2, 9]))]
         [[0, 1, 1, 2], [4, 2, 9, 9]]
     """
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    sizes = np.diff(np.append(starts, len(keys)))
+    starts, sizes = runs(keys)
     lefts, rights = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     for size in np.unique(sizes).tolist():
         if size < 2 or (max_bucket is not None and size > max_bucket):

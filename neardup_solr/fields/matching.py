@@ -34,8 +34,9 @@ from ..lsh.bands import MAX_BUCKET
 from ..progress import Progress, Tally
 from ..records.record import source_of
 from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind, swaps
-from .keys import Key, bucket_pairs, choose_keys, key_codes, key_form, key_pairs, key_words, merge_pairs, missed_share
-from .kinds import FieldProfile
+from .keys import (Buckets, Key, choose, choose_keys, grouped_pairs, key_budget, key_codes, key_pairs, key_words,
+                   merge_pairs, missed_share, record_order, runs)
+from .kinds import FieldProfile, key_form
 from .model import FieldModel
 from .training import Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
 
@@ -46,8 +47,15 @@ RANDOM_SEED = 0
 # The share of true pairs the keys and bands are taken to miss at most, in
 # the prior: estimated from the model it feeds, a larger one could grow on itself.
 MAX_MISSED = 0.5
-# A pair found by the bands, not a key, is this bit; key k is bit k + 1.
+# A pair found by the bands, not a key, is this bit; key k is bit k + 1 (its
+# whole buckets); a key's window is the bit after the keys' (window_bit).
 BAND_BIT = 1
+
+
+def window_bit(keys: Sequence[Key]) -> int:
+    """The bit of the pairs a key's window found: like a band's, they are
+    records alike in all their fields, side by side in their order."""
+    return 1 << (len(keys) + 1)
 
 
 @dataclass
@@ -64,18 +72,22 @@ class Records:
         return len(self.ids)
 
 
-def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET) -> tuple[np.ndarray, np.ndarray]:
+def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET,
+               order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of records sharing a band key (record numbers, smaller
-    first, each once); keys held by more than ``max_bucket`` records are
-    left out."""
+    first, each once); in a key held by more than ``max_bucket`` records,
+    each record with its next ``keys.WINDOW`` in ``order`` (records alike
+    side by side)."""
     counts = np.array([len(b) for b in bands], np.int64)
     if not counts.sum():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     keys = np.concatenate(bands).astype(np.uint64)
     owner = np.repeat(np.arange(len(bands), dtype=np.int64), counts)
-    order = np.argsort(keys, kind="stable")
-    keys, owner = keys[order], owner[order]
-    left, right = bucket_pairs(keys, owner, max_bucket)
+    arranged = np.lexsort((owner if order is None else order[owner], keys))
+    keys, owner = keys[arranged], owner[arranged]
+    _, sizes = runs(keys)
+    windowed = sizes > max_bucket if max_bucket is not None else np.zeros(len(sizes), bool)
+    left, right = grouped_pairs(owner, sizes, windowed)
     if not len(left):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     left, right, _ = merge_pairs(left, right, np.zeros(len(left), np.int64))
@@ -99,10 +111,11 @@ class Found:
 
 
 def candidates(records: Records, keys: Sequence[Key], codes: Sequence[np.ndarray],
-               max_bucket: int | None = MAX_BUCKET) -> Found:
+               max_bucket: int | None = MAX_BUCKET, order: np.ndarray | None = None) -> Found:
     """The pairs sharing a band key or one of ``keys``, with the bits of what found them."""
-    band_left, band_right = band_pairs(records.bands, max_bucket)
-    key_left, key_right, key_bits = key_pairs(codes, keys, max_bucket)
+    order = record_order(codes) if order is None else order
+    band_left, band_right = band_pairs(records.bands, max_bucket, order)
+    key_left, key_right, key_bits = key_pairs(codes, keys, max_bucket, order)
     left, right, bits = merge_pairs(np.concatenate([band_left, key_left]), np.concatenate([band_right, key_right]),
                                     np.concatenate([np.full(len(band_left), BAND_BIT, np.int64), key_bits << 1]))
     return Found(left, right, bits)
@@ -173,11 +186,13 @@ def all_pairs(records: Records, link: bool) -> float:
 def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]) -> np.ndarray:
     """Bit u of a pair: whether a key reading no field of unit u (a field,
     or fields compared together) found it, so its agreement there is not
-    forced. A band reads every field (the joined text): the non-matches it
-    brings look alike in all of them."""
+    forced. A band reads every field (the joined text), and so does a
+    window (records side by side in their fields' order): the non-matches
+    they bring look alike in all of them."""
     usable = np.zeros(len(found), np.int64)
     for at, unit in enumerate(units):
-        forcing = BAND_BIT | sum(1 << (k + 1) for k, key in enumerate(keys) if set(unit) & set(key.fields))
+        forcing = BAND_BIT | window_bit(keys) | sum(1 << (k + 1) for k, key in enumerate(keys)
+                                                     if set(unit) & set(key.reads))
         usable |= ((found.bits & ~forcing) != 0).astype(np.int64) << at
     return usable
 
@@ -188,7 +203,7 @@ def selecting_keys(found: Found, keys: Sequence[Key], units: Sequence[Sequence[i
     out = np.full((len(found), len(units)), -1, np.int64)
     for at, unit in enumerate(units):
         for k in reversed(range(len(keys))):
-            if not set(unit) & set(keys[k].fields):
+            if not set(unit) & set(keys[k].reads):
                 out[((found.bits >> (k + 1)) & 1) == 1, at] = k
     return out
 
@@ -204,7 +219,7 @@ def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]
     for k, key in enumerate(keys):
         mine = ((found.bits >> (k + 1)) & 1) == 1
         if mine.any():
-            left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.fields))
+            left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.reads))
             chosen = np.full((int(mine.sum()), len(units)), k, np.int64)
             rounds.append(Round(Patterns.of(levels[mine], weights=weighing(levels[mine], chosen)), left_out))
     return rounds
@@ -271,32 +286,49 @@ class Fitted:
 def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
                 max_bucket: int | None = MAX_BUCKET, progress: Progress | None = None) -> Fitted:
     """Candidates, their levels and probabilities, the model and the keys
-    of ``records`` (see the module's docstring)."""
-    kinds = [p.kind for p in profiles]
+    of ``records`` (see the module's docstring): fitted once on the keys
+    that cost at most the budget in pairs, then again on those that cost
+    at most the budget in chance pairs by that first model
+    (:func:`chance_keys`), where they differ."""
     codes = key_codes(records.columns, profiles)
-    keys = choose_keys(codes, profiles)
-    found = candidates(records, keys, codes, max_bucket)
-    if link:
-        found = across(records, found)
-    verifying = Tally(progress, "verifying candidates", len(found))
-    verifying(0)
+    order = record_order(codes)
     roles = [p.role for p in profiles]
-    field_levels = levels_of(records.columns, found.left, found.right, roles)
-    verifying(len(found))
     random_left, random_right = random_pairs(records, link=link)
     random_levels = levels_of(records.columns, random_left, random_right, roles)
+    drawn = (random_left, random_right, random_levels)
+    first_keys = choose_keys(codes, profiles, max_bucket=max_bucket, order=order)
+    first = _fit(records, profiles, first_keys, codes, order, drawn, link, max_bucket)
+    keys = chance_keys(records, profiles, codes, order, first.model, max_bucket)
+    fitted = first if keys == first_keys else _fit(records, profiles, keys, codes, order, drawn, link, max_bucket)
+    verifying = Tally(progress, "verifying candidates", len(fitted.found))
+    verifying(0)
+    verifying(len(fitted.found))
+    return fitted
+
+
+def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key], codes: Sequence[np.ndarray],
+         order: np.ndarray, drawn: tuple[np.ndarray, np.ndarray, np.ndarray], link: bool,
+         max_bucket: int | None) -> Fitted:
+    """The fit of :func:`fit_records` on the candidates of ``keys``, the
+    random pairs ``drawn`` (left, right and their levels) measuring chance."""
+    kinds = [p.kind for p in profiles]
+    roles = [p.role for p in profiles]
+    found = candidates(records, keys, codes, max_bucket, order)
+    if link:
+        found = across(records, found)
+    field_levels = levels_of(records.columns, found.left, found.right, roles)
+    random_left, random_right, random_levels = drawn
     total = all_pairs(records, link)
     non_match = 1.0 - _alone(found, keys, field_levels, random_levels, kinds, total).probabilities(random_levels)
     units = units_of(random_levels, len(records), non_match, [f for f, role in enumerate(roles) if role])
     unit_kinds = [joint_kind([kinds[f] for f in unit]) for unit in units]
     names = [" + ".join(profiles[f].name for f in unit) for unit in units]
     levels = joint(field_levels, units, kinds)
-    u = chance(joint(random_levels, units, kinds), unit_kinds)
+    random_units = joint(random_levels, units, kinds)
+    u = chance(random_units, unit_kinds)
     usable = usable_bits(found, keys, units)
     min_share = 2.0 / max(len(records), 2)
     filled = tuple(int((c.codes >= 0).sum()) for c in records.columns)
-    random_units = joint(random_levels, units, kinds)
-
     factors = fill_factors([key.fields for key in keys], random_units, random_levels)
 
     def weighing(unit_levels: np.ndarray, selected: np.ndarray) -> np.ndarray:
@@ -321,7 +353,65 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     if missed > 1e-3:
         model = fitted(1.0 - missed)
     p = model.probabilities(levels, shares)
-    return Fitted(found, field_levels, levels, shares, p, model, keys, missed, len(random_left))
+    return Fitted(found, field_levels, levels, shares, p, model, list(keys), missed, len(random_left))
+
+
+# Pairs of a key drawn to estimate how many of its pairs are matches.
+KEY_SAMPLE = 20_000
+# A key whose pairs are more than this many times the budget is not looked
+# at: even nineteen in twenty of them matches would leave it over.
+KEY_SAMPLE_CAP = 20.0
+
+
+def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Sequence[np.ndarray],
+                order: np.ndarray, model: FieldModel, max_bucket: int | None, seed: int = RANDOM_SEED) -> list[Key]:
+    """The keys chosen as :func:`~neardup_solr.fields.keys.choose_keys`
+    chooses them, but by the chance pairs each brings: its pairs less the
+    matches ``model`` expects among them (a sample of them scored), so
+    that a key whose pairs are mostly one entity's records is not taken
+    for a costly one. A key whose buckets pass ``max_bucket`` is also tried
+    refined inside them by the field a match most likely agrees on and
+    fills, and taken so where that leaves more matches within the budget.
+
+    Costs a grouping of the records and :data:`KEY_SAMPLE` pairs compared
+    and scored per key tried.
+    """
+    budget = key_budget(len(records))
+    roles = [p.role for p in profiles]
+    kinds = [p.kind for p in profiles]
+    unit_of = {f: at for at, unit in enumerate(model.field_units) for f in unit}
+    filled = np.array([(c >= 0).mean() for c in codes])
+    rng = np.random.default_rng(seed)
+    usable = [i for i, p in enumerate(profiles) if p.kind != "category"]
+    # How likely a match keeps a refining field: it fills it on both sides and agrees on it.
+    keeps = {f: model.units[unit_of[f]].agreement * filled[f] ** 2 for f in usable}
+
+    def expected(key: Key) -> tuple[float, float, bool]:
+        """The key's pairs, the matches expected among them, and whether it has no window."""
+        buckets = Buckets.of(codes, key, max_bucket, order)
+        whole = not buckets.windowed.any()
+        if not buckets.cost or buckets.cost > KEY_SAMPLE_CAP * budget:
+            return buckets.cost, 0.0, whole
+        left, right = buckets.sample(KEY_SAMPLE, rng)
+        units = model.field_units
+        levels = joint(levels_of(records.columns, left, right, roles), units, kinds)
+        p = model.probabilities(levels, unit_shares(shares_of(records.columns, left), units))
+        return buckets.cost, buckets.cost * float(p.mean()), whole
+
+    def best(fields: tuple[int, ...]) -> tuple[Key, float, bool]:
+        """The key of ``fields``, refined where that helps, its chance pairs, and whether it has no window."""
+        key = Key(fields)
+        cost, matches, whole = expected(key)
+        if max_bucket is not None and (Buckets.of(codes, key, max_bucket, order).sizes > max_bucket).any():
+            refine = max((f for f in usable if f not in fields), key=lambda f: keeps[f], default=None)
+            if refine is not None:
+                refined = Key(fields, (refine,))
+                refined_cost, refined_matches, _ = expected(refined)
+                if refined_cost - refined_matches <= budget and refined_matches > matches:
+                    return refined, refined_cost - refined_matches, False
+        return key, cost - matches, whole
+
+    return choose(codes, profiles, budget, best)
 
 
 def _alone(found: Found, keys: Sequence[Key], field_levels: np.ndarray, random_levels: np.ndarray,

@@ -15,7 +15,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, level_names
-from neardup_solr.fields.keys import Key, choose_keys, combined, key_codes, key_pairs, missed_share, pairs_cost
+from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose_keys, combined, key_codes, key_pairs, missed_share,
+                                      pairs_cost, record_order)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
 from neardup_solr.fields.values import Day, clean, parse_date, parse_number
 
@@ -239,14 +240,27 @@ def test_key_forms_survive_the_usual_damage():
     assert key_form("name", "hearthstone holdings group", 2) == "hear hold"  # a company's two first words
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", ""]), st.sampled_from(["x", "y", ""])),
-                min_size=2, max_size=25), st.integers(2, 6))
+                min_size=2, max_size=40), st.integers(2, 6))
 def test_key_pairs_are_the_pairs_sharing_a_key(rows, bucket):
+    """Every pair of a bucket within the limit; past it, the bucket refined
+    where the key refines (those lacking the refining field together), and
+    what is still past it paired by a window over the records in order of
+    their fields."""
     columns = [Column.of("code", [r[0] or None for r in rows]), Column.of("code", [r[1] or None for r in rows])]
     codes = key_codes(columns, profile(["a", "b"], []))
-    keys = [Key((0,)), Key((0, 1))]
+    keys = [Key((0,)), Key((0, 1)), Key((0,), refine=(1,))]
     left, right, bits = key_pairs(codes, keys, max_bucket=bucket)
+    place = {at: n for n, at in enumerate(sorted(range(len(rows)), key=lambda at: (codes[0][at], codes[1][at], at)))}
+
+    def paired(members: list[int]) -> set[tuple[int, int, bool]]:
+        """The pairs of a bucket, each marked whether a window made it."""
+        if len(members) <= bucket:
+            return {(min(a, b), max(a, b), False) for a, b in combinations(members, 2)}
+        ranked = sorted(members, key=place.get)
+        return {(min(a, b), max(a, b), True) for i, a in enumerate(ranked) for b in ranked[i + 1:i + 1 + WINDOW]}
+
     expected: dict[tuple[int, int], int] = {}
     for number, key in enumerate(keys):
         shared: dict[tuple, list[int]] = {}
@@ -254,14 +268,24 @@ def test_key_pairs_are_the_pairs_sharing_a_key(rows, bucket):
             value = tuple(row[i] for i in key.fields)
             if all(value):
                 shared.setdefault(value, []).append(at)
+        found = set()
         for members in shared.values():
-            if len(members) <= bucket:
-                for a, b in combinations(members, 2):
-                    expected[(a, b)] = expected.get((a, b), 0) | 1 << number
+            if len(members) > bucket and key.refine:
+                refined: dict[tuple, list[int]] = {}
+                for at in members:
+                    refined.setdefault(tuple(rows[at][i] for i in key.refine), []).append(at)
+                for inside in refined.values():
+                    found |= paired(inside)
+            else:
+                found |= paired(members)
+        for a, b, windowed in found:
+            # A window's pairs of any key are one bit, after the keys'.
+            expected[(a, b)] = expected.get((a, b), 0) | 1 << (len(keys) if windowed else number)
+        assert Buckets.of(codes, key, bucket, record_order(codes)).cost == len(found)
     assert dict(zip(zip(left.tolist(), right.tolist()), bits.tolist())) == expected
-    for key in keys:  # a key's cost is the pairs sharing it, missing values apart
+    for key in keys:  # a key's pairs without a limit: every pair sharing it, missing values apart
         held = [tuple(r[i] for i in key.fields) for r in rows if all(r[i] for i in key.fields)]
-        assert pairs_cost(combined(codes, key)) == sum(held.count(v) * (held.count(v) - 1) / 2 for v in set(held))
+        assert pairs_cost(combined(codes, key.fields)) == sum(held.count(v) * (held.count(v) - 1) / 2 for v in set(held))
 
 
 def test_keys_are_chosen_within_the_budget_single_fields_first():
