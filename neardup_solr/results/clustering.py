@@ -18,7 +18,10 @@ it on that pair alone, while one linked strongly to most members does. A
 caller that can weigh any pair (a report of field records) gives
 ``weigh``, and every pair of a component is weighed instead.
 
-Components larger than :data:`AVERAGED` records are split by pivots
+Components larger than :data:`AVERAGED` records are split by average
+linkage along their pairs, the mean weight across two clusters read off a
+sample of their cross pairs where the caller can weigh any pair
+(:func:`sampled_linkage`: no cap on a cluster's size), else by pivots
 (KwikCluster, Ailon, Charikar and Newman): the record with the strongest
 links that is left takes every record left it is linked to by a kept pair;
 linear in the pairs, deterministic.
@@ -154,8 +157,9 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
           weigh: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> list[list[int]]:
     """Clusters of ``count`` records (numbered 0 ..) from weighed pairs:
     the components of the pairs of positive weight, each split by average
-    linkage (or by pivots, when larger than :data:`AVERAGED`). Records in no
-    such pair are left out.
+    linkage (larger than :data:`AVERAGED`: by :func:`sampled_linkage` where
+    ``weigh`` is given, else by pivots). Records in no such pair are left
+    out.
 
     Args:
         count: how many records the numbers run over.
@@ -175,16 +179,22 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
     weights = np.clip(np.asarray(weights, np.float64), -STRONGEST, STRONGEST)
     positive = weights > 0
     found: list[list[int]] = []
-    for component in components(count, left[positive], right[positive]):
+    groups_of = components(count, left[positive], right[positive])
+    home = np.full(count, -1, np.int64)
+    for number, component in enumerate(groups_of):
+        home[component] = number
+    inside = np.flatnonzero((home[left] >= 0) & (home[left] == home[right]))
+    inside = inside[np.argsort(home[left[inside]], kind="stable")]
+    starts = np.searchsorted(home[left[inside]], np.arange(len(groups_of) + 1))
+    for number, component in enumerate(groups_of):
         if len(component) == 2:
             found.append(component.tolist())
             continue
-        place = {int(r): n for n, r in enumerate(component.tolist())}
-        inside = np.isin(left, component) & np.isin(right, component)
-        a = np.array([place[int(x)] for x in left[inside].tolist()], np.int64)
-        b = np.array([place[int(x)] for x in right[inside].tolist()], np.int64)
+        mine = inside[starts[number]:starts[number + 1]]
+        a, b = np.searchsorted(component, left[mine]), np.searchsorted(component, right[mine])
         if len(component) > AVERAGED:
-            groups = pivots(len(component), a, b, weights[inside])
+            groups = sampled_linkage(component, a, b, weights[mine], weigh) if weigh is not None else \
+                pivots(len(component), a, b, weights[mine])
         else:
             matrix = np.full((len(component), len(component)), MISSING)
             if weigh is not None:
@@ -192,11 +202,89 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
                 matrix[first, second] = np.clip(weigh(component[first], component[second]), -STRONGEST, STRONGEST)
                 matrix[second, first] = matrix[first, second]
             else:
-                matrix[a, b] = weights[inside]
-                matrix[b, a] = weights[inside]
+                matrix[a, b] = weights[mine]
+                matrix[b, a] = weights[mine]
             groups = average_linkage(matrix)
         found.extend(sorted(component[g].tolist()) for g in groups if len(g) > 1)
     return found
+
+
+# Cross pairs of two clusters weighed to decide whether they merge: every
+# one up to this many, else this many drawn at random.
+CROSS_PAIRS = 64
+
+
+def sampled_linkage(component: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray,
+                    weigh: Callable[[np.ndarray, np.ndarray], np.ndarray], seed: int = 0) -> list[list[int]]:
+    """Average linkage of a large component along its weighed pairs (``a``,
+    ``b``: places in ``component``, their ``weights``): two clusters linked
+    by a positive pair merge when the mean weight of the pairs across them
+    is positive, that mean taken over all of them (``weigh``: weights of any
+    records) or over :data:`CROSS_PAIRS` drawn at random where there are
+    more. In rounds: each cluster's strongest link to another is tried, as
+    many at once as share no cluster, until no link merges. No cap on a
+    cluster's size, and one strong pair cannot chain two groups whose other
+    pairs say they differ.
+
+    Costs a weighing of at most :data:`CROSS_PAIRS` pairs for each link
+    tried, the links of a round weighed together.
+    """
+    rng = np.random.default_rng(seed)
+    size = len(component)
+    parent = np.arange(size)
+    members: dict[int, list[int]] = {i: [i] for i in range(size)}
+    changed = np.zeros(size, np.int64)  # a cluster's version: a link refused stays refused until either changes
+    refused: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = int(parent[x])
+        return x
+
+    positive = weights > 0
+    a, b, weights = a[positive], b[positive], weights[positive]
+    while True:
+        ra = np.array([root(int(x)) for x in a], np.int64)
+        rb = np.array([root(int(x)) for x in b], np.int64)
+        across = ra != rb
+        if not across.any():
+            break
+        x, y = np.minimum(ra, rb)[across], np.maximum(ra, rb)[across]
+        strongest = np.argsort(-weights[across], kind="stable")
+        taken: set[int] = set()
+        tried: list[tuple[int, int]] = []
+        for at in strongest.tolist():
+            pair = (int(x[at]), int(y[at]))
+            if pair[0] in taken or pair[1] in taken:
+                continue
+            if refused.get(pair) == (changed[pair[0]], changed[pair[1]]):
+                continue
+            taken.update(pair)
+            tried.append(pair)
+        if not tried:
+            break
+        lefts, rights, spans = [], [], [0]
+        for p, q in tried:
+            one, other = np.array(members[p]), np.array(members[q])
+            if len(one) * len(other) <= CROSS_PAIRS:
+                first, second = np.repeat(one, len(other)), np.tile(other, len(one))
+            else:
+                first, second = rng.choice(one, CROSS_PAIRS), rng.choice(other, CROSS_PAIRS)
+            lefts.append(first)
+            rights.append(second)
+            spans.append(spans[-1] + len(first))
+        cross = np.clip(weigh(component[np.concatenate(lefts)], component[np.concatenate(rights)]),
+                        -STRONGEST, STRONGEST)
+        for (p, q), start, end in zip(tried, spans[:-1], spans[1:]):
+            if cross[start:end].mean() > 0:
+                keep, gone = (p, q) if len(members[p]) >= len(members[q]) else (q, p)
+                parent[gone] = keep
+                members[keep] += members.pop(gone)
+                changed[keep] += 1
+            else:
+                refused[(p, q)] = (changed[p], changed[q])
+    return [sorted(group) for group in members.values()]
 
 
 def split_pairs(ids: Sequence[str], pairs: Sequence[tuple[str, str, float | None]]) -> list[list[str]]:

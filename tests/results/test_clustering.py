@@ -67,3 +67,29 @@ def test_bits():
     assert bits(0.5) == 0 and bits(1.0) == clustering.STRONGEST and bits(0.0) == -clustering.STRONGEST
     assert bits(0.8) == pytest.approx(2.0) and bits(None) == clustering.STRONGEST
     assert MISSING < 0
+
+
+def test_a_large_entity_seen_through_a_window_is_one_cluster_and_one_false_link_joins_none():
+    """Two people of 1,500 records each, every record linked to its next ten
+    in its person's order (as a key's window links them), and one strong
+    pair across them: within a person any two records weigh +3 bits (alike
+    but not identical), across them -10. The people come out whole, the
+    false pair joins nothing: no cap on a cluster's size, no chaining."""
+    size = 1500
+    left, right = [], []
+    for first in (0, size):
+        for at in range(size):
+            for step in range(1, 11):
+                if at + step < size:
+                    left.append(first + at)
+                    right.append(first + at + step)
+    left, right = np.array(left + [7]), np.array(right + [size + 9])
+    weights = np.full(len(left), 3.0)
+    weights[-1] = 25.0
+
+    def weigh(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a < size) == (b < size), 3.0, -10.0)
+
+    assert split(2 * size, left, right, weights, weigh=weigh) == [list(range(size)), list(range(size, 2 * size))]
+    # Weighed by nothing but the pairs given, the large component falls to pivots: the person is cut up.
+    assert len(split(2 * size, left, right, weights)) > 2
