@@ -70,9 +70,20 @@ def without(packages: tuple[str, ...], code: str) -> subprocess.CompletedProcess
 
 
 def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
-    """This process's environment without CALLER_SETTINGS, plus ``env`` (None removes a variable)."""
-    merged = {k: v for k, v in os.environ.items() if k not in CALLER_SETTINGS} | (env or {})
+    """This process's environment without CALLER_SETTINGS, this checkout
+    first on the import path, plus ``env`` (None removes a variable)."""
+    merged = {k: v for k, v in os.environ.items() if k not in CALLER_SETTINGS} | {"PYTHONPATH": checkout_path()} \
+        | (env or {})
     return {k: v for k, v in merged.items() if v is not None}
+
+
+def checkout_path() -> str:
+    """PYTHONPATH with this checkout first: a child imports the package under
+    test, not one installed in the interpreter (an editable install of
+    another checkout, say), which it would import otherwise from anywhere
+    but this folder."""
+    given = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part and Path(part).resolve() != ROOT]
+    return os.pathsep.join([str(ROOT), *given])
 
 
 def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None,

@@ -1,6 +1,7 @@
 """``python -m neardup_solr`` kept warm for the suite (see conftest.run_cli).
 
-Run as a script by the suite, once: it imports the package, then for each
+Run as a script by the suite, once: it imports the package (the checkout
+under test, first on the PYTHONPATH conftest.child_env gives), then for each
 request on the socket it is handed (a command's arguments, environment,
 folder, a limit on the size of the files it writes, and the pipes for its
 standard input, output and error) forks a child that runs the command as

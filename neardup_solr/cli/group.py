@@ -6,7 +6,9 @@ package's docstring for the codes).
 from __future__ import annotations
 
 import os
+import platform
 import sys
+from pathlib import Path
 
 import click
 
@@ -22,8 +24,14 @@ from .report import report
 from .serve import serve
 
 
+# Which copy of the package runs, as pip says it: with two installs (or a
+# checkout beside an install) the version alone does not tell them apart.
+_PACKAGE = str(Path(__file__).resolve().parent.parent).replace("%", "%%")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="neardup-solr")
+@click.version_option(package_name="neardup-solr",
+                      message=f"%(prog)s %(version)s from {_PACKAGE} (Python {platform.python_version()})")
 def cli() -> None:
     """Near-duplicate detection for records, backed by Apache Solr.
 
