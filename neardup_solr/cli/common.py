@@ -203,11 +203,13 @@ def _names(value: str | None) -> tuple[str, ...]:
 
 
 def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda options: False):
-    """Adds the options that say how to read the RECORDS argument (format,
-    id and text columns or fields) and passes the command a
-    :class:`RecordFile` instead of a path. Standard input is copied first
-    when ``replay_if`` says so of the command's options (the command reads
-    its records twice then). A missing column is one error with a hint."""
+    """Adds the options that say how to read the command's ``records`` (the
+    RECORDS argument, or a ``--records`` option, which may be left out:
+    ``None``): its format, id and text columns or fields; and passes the
+    command a :class:`RecordFile` instead of a path. Standard input is
+    copied first when ``replay_if`` says so of the command's options (the
+    command reads its records twice then). A missing column is one error
+    with a hint."""
     if command is None:
         return functools.partial(record_input, replay_if=replay_if)
 
@@ -223,8 +225,13 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
                   help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
                   "holding text or a number].")
     @functools.wraps(command)
-    def wrapper(*args, records: Path, input_format: str | None, id_column: str | None, text_columns: str | None,
-                id_field: str | None, text_fields: str | None, **kwargs):
+    def wrapper(*args, records: Path | None, input_format: str | None, id_column: str | None,
+                text_columns: str | None, id_field: str | None, text_fields: str | None, **kwargs):
+        if records is None:
+            if input_format or id_column or text_columns or id_field or text_fields:
+                raise click.UsageError("--input-format, --id-column/--text-columns and --id-field/--text-fields say "
+                                       "how to read --records: give it")
+            return command(*args, records=None, **kwargs)
         source = RecordFile.of(records, input_format)
         table, lines = source.format in TABLE_FORMATS, source.format == "jsonl"
         for given, option, fits, kind in ((id_column or text_columns, "--id-column/--text-columns", table,

@@ -21,7 +21,9 @@ from ..results.pairs import Pair, read_pairs
 from ..records.readers import RecordReader, read_texts
 from ..index.schema import ID
 from ..index.solr import Solr
-from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
+from ..records.sources import RecordFile
+from .common import (OUTPUT_PATH, checked_output, output_name, output_options, record_input, say, solr_connection,
+                     solr_texts)
 from .quality import model_plot_path
 
 
@@ -34,11 +36,13 @@ from .quality import model_plot_path
               help="Write each record's cluster instead, `id, cluster_id`, one row a record: every record of the "
               "index (or of --records), those without a near duplicate in a cluster of their own.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="With --membership: take every record's id from this records file (any format `index` reads, "
-              "with default columns) instead of Solr.")
+              help="With --membership: take every record's id from this records file, read as `index` reads it "
+              "(its format and id column or field by the options below), instead of Solr.")
+@record_input
 @output_options
 @solr_connection(lazy=True)
-def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: Path | None, out_format: str | None,
+def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: RecordFile | None,
+             out_format: str | None,
              with_text: bool, solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
@@ -109,13 +113,14 @@ def _explained(nd: NearDuplicates, pairs: list[Pair], groups: list) -> list[Pair
 @click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
               help="The page; `-` writes it to standard output.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Take the texts from this records file (any format `index` reads, with default columns) "
-              "instead of Solr.")
+              help="Take the texts from this records file, read as `index` reads it (its format, id and text "
+              "columns or fields by the options below), instead of Solr.")
+@record_input
 @click.option("--image", "images", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A PNG to show [default: PAIRS with .png and s-curve.png beside PAIRS, when present].")
 @click.option("--title", default="Near-duplicate clusters", show_default=True)
 @solr_connection(lazy=True)
-def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...], title: str,
+def html(pairs: Path, out: Path, records: RecordFile | None, images: tuple[Path, ...], title: str,
          solr: Callable[[], Solr]) -> None:
     """One self-contained HTML page: every cluster's texts side by side,
     differing words highlighted, summary numbers and plots.
