@@ -33,7 +33,8 @@ from .common import EXIT_SKIPPED_LINES, record_input, renamed_option, say
               help="A labels file (`id_a<TAB>id_b<TAB>same|different` lines, the latest for a pair wins), as "
               "`neardup serve` writes it: only labeled pairs count.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
-              help="Histogram PNG of the pairs' similarities, true vs false [default: PAIRS with .png].")
+              help="Histogram of the pairs' similarities (or distances), true vs false: PNG, or SVG or PDF by "
+              "the name [default: PAIRS with .png].")
 @click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
 @click.option("--missed", "show_missed", is_flag=True, help="List the true pairs that were not reported.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),

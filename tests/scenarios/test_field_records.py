@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from bench import fields
 from conftest import create_core, drop_core, run_cli
 
 from neardup_solr import NearDuplicates
+from neardup_solr.results import plots
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.results.pairs import read_pairs
 from neardup_solr.match.summary import ReportSummary, summary_path
@@ -161,6 +163,27 @@ def test_the_pairs_explain_themselves_in_the_file_and_on_the_page(reported, tmp_
     html = page.read_text(encoding="utf-8")
     assert html.count('<td class="why">') >= min(len(rows), 200)
     assert re.search(r"email exact <b>\+\d", html)
+
+
+def drawn_texts(svg: Path) -> list[str]:
+    """The texts of a figure saved as SVG (matplotlib writes each beside its glyphs as a comment)."""
+    return [unescape(text) for text in re.findall(r"<!-- (.*?) -->", svg.read_text(encoding="utf-8"))]
+
+
+def test_evaluate_names_what_a_field_pair_s_distance_counts_and_draws_every_level(reported, contacts, tmp_path):
+    _, pairs, _ = reported
+    histogram = tmp_path / "pairs.svg"
+    done = run_cli("evaluate", str(pairs), "--gold", str(contacts.truth), "--plot", str(histogram))
+    assert done.returncode == 0, done.stderr
+    # A field pair's distance counts the fields both records fill and do not agree on: no words.
+    assert f"saved the histogram of fields that differ to {histogram}" in done.stderr
+    assert "fields that differ" in drawn_texts(histogram)
+    about = ReportSummary.read(summary_path(pairs))
+    shown = drawn_texts(plots.field_weights(tmp_path / "weights.svg", about))
+    for unit in about.fields.model.units:
+        assert unit.levels[0].label == "missing"
+        assert [f"{unit.name}: {level.label}" for level in unit.levels if f"{unit.name}: {level.label}" in shown] \
+            == [f"{unit.name}: {level.label}" for level in unit.levels], unit.name
 
 
 def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):
