@@ -100,6 +100,25 @@ def test_online_lookups_and_explanations_give_the_report_s_probability(reported,
     assert again[kept[0].key].probability == pytest.approx(kept[0].probability, abs=5e-5)
 
 
+def test_a_notebook_shows_field_pairs_and_a_field_query_s_matches_in_one_short_line(core, contacts):
+    frame = pd.read_parquet(contacts.records)
+    nd = NearDuplicates(core)
+    nd.index(frame, id="record_id")
+    pairs = nd.pairs()
+    estimated = pairs.summary.estimated
+    assert len(pairs) > 100 and estimated is not None
+    # As the pairs of texts show, without a cut: field records have no similarity to cut at.
+    assert repr(pairs) == (f"Pairs({len(pairs):,} pairs, estimated precision {estimated.precision:.2f} "
+                           f"recall {estimated.recall:.2f})")
+    row = frame.astype("string").iloc[0]
+    record = {k: ("" if pd.isna(v) else v) for k, v in row.items() if k != "record_id"}
+    matches = nd.query(record)
+    assert matches and matches[0].similarity is None and matches[0].probability is not None
+    # A field match has no similarity: the best is shown by its probability.
+    assert repr(matches) == (f"Matches({len(matches)} match{'es' * (len(matches) != 1)}, the best {matches[0].id} "
+                             f"at probability {matches[0].probability:.2f})")
+
+
 def test_two_sources_give_one_index_and_one_answer_whichever_came_first(new_core, tmp_path, contacts):
     frame = pd.read_parquet(contacts.records)
     halves = {"crm": frame.iloc[::2], "erp": frame.iloc[1::2]}
