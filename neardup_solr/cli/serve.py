@@ -11,7 +11,7 @@ import click
 from ..api import NearDuplicates
 from ..extras import require
 from ..results.labels import LabelStore
-from ..service.defaults import DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
+from ..service.defaults import CLIENT_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
 from ..service.review import PairClusters
 from ..index.solr import Solr
 from .common import open_solr, say, solr_connection, warn_of_token
@@ -44,7 +44,7 @@ DEFAULT_LABELS = Path("labels.tsv")
 @click.option("--max-body", type=click.IntRange(1, 1024), default=DEFAULT_MAX_BODY_MIB, show_default=True,
               metavar="MIB", help="The most MiB a POST /records body may hold; a larger one is refused (413) "
               "without being read.")
-@click.option("--client-timeout", type=click.FloatRange(0, min_open=True), default=30.0, show_default=True,
+@click.option("--client-timeout", type=click.FloatRange(0, min_open=True), default=CLIENT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="How long a client may leave a request half sent (its headers not all there, "
               "or its body paused) before it gets 408 and its connection is closed.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,

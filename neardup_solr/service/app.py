@@ -59,7 +59,6 @@ posting here (cross-site request forgery) is refused.
 from __future__ import annotations
 
 import functools
-import json
 import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -75,13 +74,14 @@ from ..api import NearDuplicates
 from ..errors import NeardupError
 from ..results.labels import LabelStore
 from .review import PairClusters
-from .defaults import DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
+from .defaults import CLIENT_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY, WORKER_PATIENCE
 from .guards import HostCheck, LOCAL_HOSTS, check_bind, served_hosts
 from .label_routes import label_routes
 from .models import NEW_RECORD_SCHEMA, ServiceError, failure, status_of
 from .page_routes import page_routes
 from .record_routes import record_routes
-from .shared import CLIENT_TIMEOUT, ServiceState
+from .shared import ServiceState
+from .timely import TimelyProtocol
 
 
 
@@ -171,7 +171,7 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
                      hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body,
                      client_timeout=client_timeout)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False,
-                            http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
+                            http=functools.partial(TimelyProtocol, client_timeout=client_timeout))
     server = uvicorn.Server(config)
     with _port_errors(host, port):
         server.run()
@@ -192,102 +192,24 @@ def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port:
     appends to it under a lock and reads what the others appended). A
     worker costs about 100 MB and the time to import the web framework.
 
+    A worker is taken for hung, and replaced, only when it has not answered
+    its supervisor's health check for ``WORKER_PATIENCE`` seconds, starting
+    or not; what a worker imports before it can answer is kept small
+    (:mod:`.timely`).
+
     Raises:
         NeardupError: a non-loopback ``host`` without a token, or the port taken.
     """
-    import inspect
-
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     check_bind(host, token)
     config = uvicorn.Config(factory, factory=True, workers=workers, host=host, port=port, log_level=log_level,
-                            server_header=False, http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
+                            server_header=False, http=functools.partial(TimelyProtocol, client_timeout=client_timeout),
+                            timeout_worker_healthcheck=WORKER_PATIENCE)
     with _port_errors(host, port):
-        sock = _listening_socket(host, port)
-        # What uvicorn.run does for workers, with a socket of our own; uvicorn 0.30's supervisor takes the target.
-        if "target" in inspect.signature(Multiprocess).parameters:
-            Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
-        else:
-            Multiprocess(config, sockets=[sock]).run()
-
-
-def _timely_protocol():
-    """uvicorn's h11 protocol (what it runs without httptools), imported
-    when a service starts."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    return H11Protocol
-
-
-class _TimelyProtocol:
-    """Made as uvicorn's h11 protocol is (:func:`_timely_protocol`), with one
-    more limit: a request's line and headers must all be there
-    ``client_timeout`` seconds after the connection was made or its last
-    answer sent, or the client gets 408 and the connection is closed.
-    uvicorn itself waits for them forever (its keep-alive timeout ends at
-    the first byte), so half-sent headers held a socket for good."""
-
-    def __new__(cls, *args: Any, client_timeout: float = CLIENT_TIMEOUT, **kwargs: Any):
-        protocol = _timely_class()(*args, **kwargs)
-        protocol.client_timeout = client_timeout
-        return protocol
-
-
-_TIMELY: list[type] = []
-
-
-def _timely_class() -> type:
-    if _TIMELY:
-        return _TIMELY[0]
-    base = _timely_protocol()
-
-    class Timely(base):  # type: ignore[misc, valid-type]
-        client_timeout = CLIENT_TIMEOUT
-        _headers_due: Any = None
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._await_headers()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._await_headers()
-
-        def handle_events(self) -> None:
-            cycle = self.cycle
-            super().handle_events()
-            if self.cycle is not cycle:  # a request's headers arrived
-                self._stop_waiting()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_waiting()
-            super().connection_lost(exc)
-
-        def _await_headers(self) -> None:
-            self._stop_waiting()
-            if not self.transport.is_closing():
-                self._headers_due = self.loop.call_later(self.client_timeout, self._headers_late)
-
-        def _stop_waiting(self) -> None:
-            if self._headers_due is not None:
-                self._headers_due.cancel()
-                self._headers_due = None
-
-        def _headers_late(self) -> None:
-            self._headers_due = None
-            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                                     b"connection: close\r\ncontent-length: %d\r\n\r\n%s"
-                                     % (len(HEADERS_LATE), HEADERS_LATE))
-                self.transport.close()
-
-    _TIMELY.append(Timely)
-    return Timely
-
-
-HEADERS_LATE = json.dumps({"error": "the request's headers did not all come in time",
-                           "hint": "send a request's line and headers at once"}).encode()
+        # What uvicorn.run does for workers, with a socket of our own.
+        Multiprocess(config, sockets=[_listening_socket(host, port)]).run()
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

@@ -19,6 +19,7 @@ from ..results.labels import LabelStore
 from ..records.record import Record
 from .review import PairClusters
 from ..index.state import built_settings, stamp
+from .defaults import CLIENT_TIMEOUT
 from .models import ServiceError
 
 
@@ -30,11 +31,6 @@ HEALTH_WAIT = 1.0
 # (which may all be waiting on Solr): requests it stopped waiting for hold
 # theirs until Solr answers or times out, and /health then answers 503 at once.
 HEALTH_THREADS = 4
-# Seconds a client may leave a request half sent: its line and headers not
-# all there since it connected (or since its last answer), or its body
-# paused. Then it gets 408 and the connection is closed, so clients that
-# stall (or a slow-sending attack) cannot hold sockets and tasks forever.
-CLIENT_TIMEOUT = 30.0
 
 
 @dataclass
