@@ -34,7 +34,9 @@ a write, the index being replaced (the write would be lost with it).
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
-``Authorization: Bearer <token>``. It answers only to the host names and
+``Authorization: Bearer <token>``, and with ``token_for_reads`` so do the
+reads of the index and the labels (the review page asks for it once;
+``/health`` and the API's description stay open). It answers only to the host names and
 addresses it was bound to (every loopback name for a loopback address)
 and those it is given, so a page elsewhere whose name was made to point
 here (DNS rebinding) is refused. Nothing is locked: every request that asks
@@ -120,13 +122,19 @@ class _ServiceApp(FastAPI):
 
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
                pairs: PairClusters | None = None, hosts: Iterable[str] = LOCAL_HOSTS,
-               max_body: int = MAX_BODY, client_timeout: float = CLIENT_TIMEOUT) -> FastAPI:
-    """The service's app for ``nd``'s index; with ``token``, writes need it.
+               max_body: int = MAX_BODY, client_timeout: float = CLIENT_TIMEOUT,
+               token_for_reads: bool = False) -> FastAPI:
+    """The service's app for ``nd``'s index; with ``token``, writes need it,
+    and with ``token_for_reads`` too, reads (but ``/health`` and the API's
+    description) need it as well.
     ``labels`` keeps the labels (without it, labeling answers 409);
     ``pairs`` gives the review page its clusters; ``hosts`` are the host
     names and addresses it answers to (:func:`served_hosts`), any other
     Host is a 400; ``max_body`` is the most bytes a POST /records body may
     hold; a body that pauses for ``client_timeout`` seconds is a 408.
+
+    Raises:
+        ValueError: ``token_for_reads`` without a ``token``.
 
     Nothing is locked: reads and writes run side by side, each in a worker
     thread, and Solr orders the writes; a read sees Solr's latest commit, as
@@ -136,6 +144,8 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     recent word frequencies; a write uses one of its own and then becomes
     the one reads share, so they see the frequencies it changed
     (:class:`ServiceState`, which the routes share)."""
+    if token_for_reads and token is None:
+        raise ValueError("token_for_reads needs a token")
     app = _ServiceApp(title="neardup-solr", version=__version__,
                       description="Near duplicates of records, backed by Apache Solr: index records and get each "
                       "one's near duplicates with similarity and match probability in one call.",
@@ -144,7 +154,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     hosts = frozenset(hosts)
     app.add_middleware(HostCheck, hosts=hosts)
     app.state.service = ServiceState(nd, token=token, labels=labels, pairs=pairs, hosts=hosts, max_body=max_body,
-                                     client_timeout=client_timeout)
+                                     client_timeout=client_timeout, token_for_reads=token_for_reads)
     for router in (record_routes, label_routes, page_routes):
         app.include_router(router)
     return app
@@ -153,10 +163,10 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info",
           hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
-          client_timeout: float = CLIENT_TIMEOUT) -> None:
+          client_timeout: float = CLIENT_TIMEOUT, token_for_reads: bool = False) -> None:
     """Serve ``nd`` on ``host``:``port`` until interrupted, in this process
-    (``labels``, ``pairs``, ``hosts``, ``max_body`` and ``client_timeout``
-    as :func:`create_app` takes them; ``hosts`` by default
+    (``labels``, ``pairs``, ``hosts``, ``max_body``, ``client_timeout`` and
+    ``token_for_reads`` as :func:`create_app` takes them; ``hosts`` by default
     :func:`served_hosts` of ``host``; a request whose line and headers are
     not all there ``client_timeout`` seconds after the connection was made,
     or its last answer sent, gets 408 and the connection is closed).
@@ -169,7 +179,7 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     check_bind(host, token)
     app = create_app(nd, token=token, labels=labels, pairs=pairs,
                      hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body,
-                     client_timeout=client_timeout)
+                     client_timeout=client_timeout, token_for_reads=token_for_reads)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False,
                             http=functools.partial(TimelyProtocol, client_timeout=client_timeout))
     server = uvicorn.Server(config)

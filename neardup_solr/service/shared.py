@@ -46,7 +46,8 @@ class ServiceState:
     why). ``heartbeats`` is what the writes have seen of replacements of
     the index. ``built`` is set once the index is known to have been built
     (:func:`ensure_built`); ``health_threads`` are /health's own threads
-    (``HEALTH_THREADS``)."""
+    (``HEALTH_THREADS``). With ``token_for_reads`` (and a ``token``) the
+    index and the labels are read only with the token too."""
 
     nd: NearDuplicates
     token: str | None
@@ -55,6 +56,7 @@ class ServiceState:
     hosts: frozenset[str]
     max_body: int
     client_timeout: float = CLIENT_TIMEOUT
+    token_for_reads: bool = False
     reader: NearDuplicates = field(init=False)
     generation: str | None = None
     heartbeats: Heartbeats = field(default_factory=Heartbeats)
