@@ -82,7 +82,8 @@ def checkout_path() -> str:
     test, not one installed in the interpreter (an editable install of
     another checkout, say), which it would import otherwise from anywhere
     but this folder."""
-    given = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part and Path(part).resolve() != ROOT]
+    given = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+             if part and Path(part).resolve() != ROOT]
     return os.pathsep.join([str(ROOT), *given])
 
 
@@ -134,8 +135,9 @@ COMMAND_TIMEOUT = 600  # seconds a command of run_cli may take
 
 
 # What the interpreter reads from the environment as it starts (the
-# encoding of its streams, its paths and flags).
-_STARTUP = ("PYTHON", "LC_", "LANG")
+# encoding of its streams, its paths and flags), and what numba reads as it
+# is imported (where its cache is), which the warm interpreter has done.
+_STARTUP = ("PYTHON", "LC_", "LANG", "NUMBA")
 _warm: WarmCli | None = None
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from .. import compiled
 from ..errors import NeardupError
 from ..files import flush_stdout, is_write_error
 from .data import datasets, demo, prepare_restaurants
@@ -22,6 +23,7 @@ from .index import delete, index
 from .query import query
 from .report import report
 from .serve import serve
+from .common import say
 
 
 # Which copy of the package runs, as pip says it: with two installs (or a
@@ -75,6 +77,8 @@ OPTION_HINTS = {
 
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
+    # The first report after an install is silent for half a minute otherwise.
+    compiled.when_compiling(lambda: say("compiling the report's kernels (once after an install)..."))
     try:
         try:
             command.main(prog_name=prog, standalone_mode=False)
