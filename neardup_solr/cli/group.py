@@ -72,6 +72,7 @@ OPTION_HINTS = {
     "credentials": "check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
     "start_local": "start the local Solr with `neardup solr start --port {port}`",
     "solr_url": "check --solr-url / SOLR_URL and that the server is up",
+    "core_name": "it holds {held}; name one of them in --solr-url (or SOLR_URL), or see `neardup solr status`",
 }
 
 
