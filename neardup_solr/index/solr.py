@@ -437,10 +437,19 @@ def _first_line(text: str) -> str:
     return " ".join(text.split())[:MESSAGE_CHARS]
 
 
+def local_port(url: str) -> int | None:
+    """The port of a Solr ``url`` on this machine (Solr's own default,
+    8983, when it names none); ``None`` when it names another host."""
+    try:
+        parts = urlsplit(url)
+        return (parts.port or 8983) if parts.hostname in ("127.0.0.1", "localhost", "::1") else None
+    except ValueError:  # a port that is no number
+        return None
+
+
 def _unreachable(url: str) -> SolrUnavailable:
     message = f"Solr is not reachable at {url}"
-    host = urlsplit(url).hostname or ""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        port = urlsplit(url).port or 8983  # Solr's own default port
+    port = local_port(url)
+    if port is not None:
         return SolrUnavailable(message, hint=f"start a local Solr on port {port}", remedy="start_local", port=port)
     return SolrUnavailable(message, hint="check the Solr URL and that the server is up", remedy="solr_url")
