@@ -46,9 +46,11 @@ def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: R
              with_text: bool, solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
-    Each connected component of the pairs is a cluster, largest first; its
-    id is its smallest member's id, so it stays put across runs and
-    appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
+    Each connected component of the pairs is a cluster, split where the
+    pairs carry match probabilities (the default mode) so that its members
+    are matches of each other (average linkage on their match weights);
+    largest first. A cluster's id is its smallest member's id, so it stays
+    put across runs and appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
     lines; an OUT named .csv or .jsonl (each also .gz) or .parquet, or
     --format, gives the same as CSV, JSON Lines or Parquet (members a list
     of strings). --with-text lists one member a row with its text (from
