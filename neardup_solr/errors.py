@@ -51,6 +51,28 @@ class SolrFailure(NeardupError):
     exit_code = 5
 
 
+class MissingCore(SolrFailure):
+    """The Solr node at ``node`` holds no core or collection ``name``;
+    ``found`` are those it holds (cores, or on SolrCloud collections)."""
+
+    # Names a message lists at most: a node may hold hundreds.
+    LISTED = 10
+
+    def __init__(self, name: str, node: str, found: list[str]):
+        listed = ", ".join(found[:self.LISTED]) + (f" and {len(found) - self.LISTED} more"
+                                                   if len(found) > self.LISTED else "")
+        if found:
+            super().__init__(f"Solr at {node} has no core or collection {name!r}",
+                             hint=f"it holds {listed}; name one of them in the URL, or make {name!r} first",
+                             remedy="core_name", held=listed)
+        else:
+            super().__init__(f"Solr at {node} has no core or collection {name!r}",
+                             hint=f"it holds none yet; make {name!r} first")
+        self.name = name
+        self.node = node
+        self.found = found
+
+
 class MissingField(InputError):
     """A table's header (or a layout) lacks a field it must have: the id
     (``role`` "id") or a named text field (``role`` "text"). No record of

@@ -70,9 +70,21 @@ def without(packages: tuple[str, ...], code: str) -> subprocess.CompletedProcess
 
 
 def child_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
-    """This process's environment without CALLER_SETTINGS, plus ``env`` (None removes a variable)."""
-    merged = {k: v for k, v in os.environ.items() if k not in CALLER_SETTINGS} | (env or {})
+    """This process's environment without CALLER_SETTINGS, this checkout
+    first on the import path, plus ``env`` (None removes a variable)."""
+    merged = {k: v for k, v in os.environ.items() if k not in CALLER_SETTINGS} | {"PYTHONPATH": checkout_path()} \
+        | (env or {})
     return {k: v for k, v in merged.items() if v is not None}
+
+
+def checkout_path() -> str:
+    """PYTHONPATH with this checkout first: a child imports the package under
+    test, not one installed in the interpreter (an editable install of
+    another checkout, say), which it would import otherwise from anywhere
+    but this folder."""
+    given = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+             if part and Path(part).resolve() != ROOT]
+    return os.pathsep.join([str(ROOT), *given])
 
 
 def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None,
@@ -104,8 +116,10 @@ def run_cli(*args: str, env: dict[str, str | None] | None = None, input: str | N
 
 
 def start_cli(*args: str) -> Started:
-    """The command line left to run (a service), in a child process: forked
-    from the warm interpreter, or a new interpreter as :func:`run_cli` says."""
+    """The command line left to run (a service), in a child process of a
+    session (and process group) of its own, so that stopping it ends every
+    process it started: forked from the warm interpreter, or a new
+    interpreter as :func:`run_cli` says."""
     command, env = [sys.executable, "-m", "neardup_solr", *args], child_env()
     warm = _warm_cli(env)
     if warm is not None:
@@ -113,15 +127,17 @@ def start_cli(*args: str) -> Started:
             return warm.start(command, env)
         finally:
             warm.lock.release()
-    return Started(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))
+    return Started(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                    start_new_session=True))
 
 
 COMMAND_TIMEOUT = 600  # seconds a command of run_cli may take
 
 
 # What the interpreter reads from the environment as it starts (the
-# encoding of its streams, its paths and flags).
-_STARTUP = ("PYTHON", "LC_", "LANG")
+# encoding of its streams, its paths and flags), and what numba reads as it
+# is imported (where its cache is), which the warm interpreter has done.
+_STARTUP = ("PYTHON", "LC_", "LANG", "NUMBA")
 _warm: WarmCli | None = None
 
 
@@ -293,11 +309,17 @@ class Forked:
 
 
 class Started:
-    """A command left to run, forked (:class:`Forked`) or a Popen of its own."""
+    """A command left to run, forked (:class:`Forked`) or a Popen of its
+    own, the leader of a process group of its own (its workers in it too)."""
 
     def __init__(self, process: Forked | subprocess.Popen):
         self.process = process
         self.told: str | None = None  # its standard error, once stopped
+        _left_running.add(self)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def ended(self) -> bool:
         if isinstance(self.process, Forked):
@@ -305,19 +327,43 @@ class Started:
         return self.process.poll() is not None
 
     def stop(self, timeout: float = 30) -> str:
-        """Its standard error, once SIGTERM has ended it (SIGKILL after ``timeout`` seconds)."""
+        """Its standard error, once SIGTERM has ended its process group (SIGKILL
+        after ``timeout`` seconds); any process of the group still there
+        then (a worker whose supervisor died) is killed."""
         if self.told is None:
             self.told = self._stopped(timeout)
+            _left_running.discard(self)
         return self.told
 
     def _stopped(self, timeout: float) -> str:
-        self.process.send_signal(signal.SIGTERM)
+        # The group, not the command alone: a service's workers are there too,
+        # and would keep its pipes (and its port) open if it had died.
+        self.signal_group(signal.SIGTERM)
         try:
             _, err = self.process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
+            self.signal_group(signal.SIGKILL)
             _, err = self.process.communicate(timeout=timeout)
+        self.signal_group(signal.SIGKILL)
         return _text(err)
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            if not self.ended():  # forked a moment ago, before it made its group
+                self.process.send_signal(sig)
+
+
+# Commands left to run that no test has stopped yet: killed, with their
+# process groups, when the suite ends, whatever failed on the way.
+_left_running: set[Started] = set()
+
+
+@atexit.register
+def _end_what_was_left_running() -> None:
+    for started in list(_left_running):
+        started.signal_group(signal.SIGKILL)
 
 
 def _text(data: bytes) -> str:
@@ -325,23 +371,36 @@ def _text(data: bytes) -> str:
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
+# Seconds a service may take to answer its first request: far beyond what it
+# takes (its workers import the web framework and the package, slowly on a
+# loaded machine), only a service that never answers reaches it.
+START_PATIENCE = 300
+
+
 class Service:
-    """`neardup serve` in a child process on a free port."""
+    """`neardup serve` in a child process on a free port (started, not yet
+    waited for: :meth:`answering`)."""
 
     def __init__(self, *args: str):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = start_cli("serve", "--port", str(self.port), "--log-level", "warning", *args)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.ended():
-                raise AssertionError(f"the service ended: {self.process.stop()}")
+
+    def answering(self, within: float = START_PATIENCE) -> Service:
+        """This service, once it answers a request; if it ends first or does
+        not answer ``within`` seconds, it is stopped, with every process it
+        started, and AssertionError says what it printed."""
+        deadline = time.monotonic() + within
+        while not self.process.ended():
             try:
-                requests.get(f"{self.url}/openapi.json", timeout=5)
-                return
-            except requests.ConnectionError:
+                requests.get(f"{self.url}/openapi.json", timeout=max(0.1, min(30.0, deadline - time.monotonic())))
+                return self
+            except (requests.ConnectionError, requests.Timeout):
+                # Refused, or taken by the listening socket with no worker yet to answer.
+                if time.monotonic() >= deadline:
+                    raise AssertionError(f"the service did not answer within {within:g} s: {self.stop()}") from None
                 time.sleep(0.2)
-        raise AssertionError("the service did not start listening")
+        raise AssertionError(f"the service ended: {self.stop()}")
 
     def get(self, path: str, **kwargs) -> requests.Response:
         return requests.get(self.url + path, timeout=60, **kwargs)
@@ -358,11 +417,13 @@ class Service:
 
 @pytest.fixture
 def serve():
+    """A starter of services (:class:`Service`) that answer; each is stopped
+    afterwards, with every process it started, whether it answered or not."""
     started: list[Service] = []
 
     def start(*args: str) -> Service:
         started.append(Service(*args))
-        return started[-1]
+        return started[-1].answering()
 
     yield start
     for service in started:

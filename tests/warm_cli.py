@@ -1,6 +1,7 @@
 """``python -m neardup_solr`` kept warm for the suite (see conftest.run_cli).
 
-Run as a script by the suite, once: it imports the package, then for each
+Run as a script by the suite, once: it imports the package (the checkout
+under test, first on the PYTHONPATH conftest.child_env gives), then for each
 request on the socket it is handed (a command's arguments, environment,
 folder, a limit on the size of the files it writes, and the pipes for its
 standard input, output and error) forks a child that runs the command as
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -25,6 +27,7 @@ import socket
 import sys
 import threading
 import traceback
+import types
 
 import neardup_solr
 from neardup_solr.cli import main
@@ -60,6 +63,8 @@ def _exit_code(code: object) -> int:
 
 def _child(channel: socket.socket, request: dict, fds: list[int]) -> None:
     channel.close()
+    if request["left_to_run"]:
+        os.setsid()  # a session and process group of its own, ended as one (conftest.Started)
     targets = (1, 2, 0) if request["stdin"] else (1, 2)
     for fd, target in zip(fds, targets):
         os.dup2(fd, target)
@@ -73,6 +78,13 @@ def _child(channel: socket.socket, request: dict, fds: list[int]) -> None:
     sys.stdout = sys.__stdout__ = _stream(1, sys.__stdout__, "w")
     sys.stderr = sys.__stderr__ = _stream(2, sys.__stderr__, "w")
     sys.argv = [os.path.join(os.path.dirname(neardup_solr.__file__), "__main__.py"), *request["args"]]
+    # The main module `python -m neardup_solr` has: a process multiprocessing
+    # spawns (a service's worker) then imports nothing of this script, which
+    # imports the whole package, as it would never do for users.
+    as_run = types.ModuleType("__main__")
+    as_run.__spec__ = importlib.util.find_spec("neardup_solr.__main__")
+    as_run.__file__ = as_run.__spec__.origin
+    sys.modules["__main__"] = as_run
     code = 0
     try:
         main()

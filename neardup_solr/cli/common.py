@@ -202,18 +202,25 @@ def _names(value: str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in (value or "").split(",") if name.strip())
 
 
-def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda options: False):
-    """Adds the options that say how to read the RECORDS argument (format,
-    id and text columns or fields) and passes the command a
-    :class:`RecordFile` instead of a path. Standard input is copied first
-    when ``replay_if`` says so of the command's options (the command reads
-    its records twice then). A missing column is one error with a hint."""
+def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda options: False,
+                 renamed_format: bool = False):
+    """Adds the options that say how to read the command's ``records`` (the
+    RECORDS argument, or a ``--records`` option, which may be left out:
+    ``None``): its format, id and text columns or fields; and passes the
+    command a :class:`RecordFile` instead of a path. Standard input is
+    copied first when ``replay_if`` says so of the command's options (the
+    command reads its records twice then). A missing column is one error
+    with a hint. ``renamed_format`` keeps ``--format``, the old name of
+    ``--input-format`` (``index``'s), as its hidden alias: a command whose
+    ``--format`` names what it writes has none."""
     if command is None:
-        return functools.partial(record_input, replay_if=replay_if)
+        return functools.partial(record_input, replay_if=replay_if, renamed_format=renamed_format)
+    input_format = {"type": click.Choice(INPUT_FORMATS),
+                    "help": "Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; .parquet; "
+                    "else ID TEXT lines]."}
 
-    @renamed_option("--input-format", "--format", type=click.Choice(INPUT_FORMATS),
-                    help="Input format [default: from the name: .csv, .tsv, .jsonl, each also .gz; .parquet; else ID "
-                    "TEXT lines].")
+    @(renamed_option("--input-format", "--format", **input_format) if renamed_format
+      else click.option("--input-format", **input_format))
     @click.option("--id-column", metavar="NAME", help="CSV/TSV/Parquet: the column holding the id.  [default: id]")
     @click.option("--text-columns", metavar="A,B,...",
                   help="CSV/TSV/Parquet: the columns joined, in this order, into the text [default: every other "
@@ -223,8 +230,13 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
                   help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
                   "holding text or a number].")
     @functools.wraps(command)
-    def wrapper(*args, records: Path, input_format: str | None, id_column: str | None, text_columns: str | None,
-                id_field: str | None, text_fields: str | None, **kwargs):
+    def wrapper(*args, records: Path | None, input_format: str | None, id_column: str | None,
+                text_columns: str | None, id_field: str | None, text_fields: str | None, **kwargs):
+        if records is None:
+            if input_format or id_column or text_columns or id_field or text_fields:
+                raise click.UsageError("--input-format, --id-column/--text-columns and --id-field/--text-fields say "
+                                       "how to read --records: give it")
+            return command(*args, records=None, **kwargs)
         source = RecordFile.of(records, input_format)
         table, lines = source.format in TABLE_FORMATS, source.format == "jsonl"
         for given, option, fits, kind in ((id_column or text_columns, "--id-column/--text-columns", table,

@@ -6,10 +6,13 @@ package's docstring for the codes).
 from __future__ import annotations
 
 import os
+import platform
 import sys
+from pathlib import Path
 
 import click
 
+from .. import compiled
 from ..errors import NeardupError
 from ..files import flush_stdout, is_write_error
 from .data import datasets, demo, prepare_restaurants
@@ -20,10 +23,17 @@ from .index import delete, index
 from .query import query
 from .report import report
 from .serve import serve
+from .common import say
+
+
+# Which copy of the package runs, as pip says it: with two installs (or a
+# checkout beside an install) the version alone does not tell them apart.
+_PACKAGE = str(Path(__file__).resolve().parent.parent).replace("%", "%%")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="neardup-solr")
+@click.version_option(package_name="neardup-solr",
+                      message=f"%(prog)s %(version)s from {_PACKAGE} (Python {platform.python_version()})")
 def cli() -> None:
     """Near-duplicate detection for records, backed by Apache Solr.
 
@@ -62,11 +72,14 @@ OPTION_HINTS = {
     "credentials": "check --user (SOLR_USER) and the password (SOLR_PASSWORD or --password-file)",
     "start_local": "start the local Solr with `neardup solr start --port {port}`",
     "solr_url": "check --solr-url / SOLR_URL and that the server is up",
+    "core_name": "it holds {held}; name one of them in --solr-url (or SOLR_URL), or see `neardup solr status`",
 }
 
 
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
+    # The first report after an install is silent for half a minute otherwise.
+    compiled.when_compiling(lambda: say("compiling the report's kernels (once after an install)..."))
     try:
         try:
             command.main(prog_name=prog, standalone_mode=False)

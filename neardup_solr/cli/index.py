@@ -27,7 +27,8 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
 @click.argument("records", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 # Standard input is read twice to check it first (--strict), to find the
 # new records' pairs (--append), or to sample it for the bands.
-@record_input(replay_if=lambda o: o["strict"] or o["append"] or (o["bands"] is None and o["band_rows"] is None))
+@record_input(replay_if=lambda o: o["strict"] or o["append"] or (o["bands"] is None and o["band_rows"] is None),
+              renamed_format=True)
 @solr_connection
 @click.option("--append", is_flag=True, help="Add to the index instead of replacing it, and report the new "
               "records' near duplicates among everything indexed.")

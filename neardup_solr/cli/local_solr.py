@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..index import cloud, launcher, local_solr
 from ..errors import NeardupError
-from ..index.solr import Solr
+from ..index.solr import Solr, local_port
 from .common import access_options, data_dir_option, open_solr, port_option, say, solr_connection
 
 
@@ -123,16 +125,23 @@ def solr_status(data_dir: Path, port: int | None, user: str | None, password_fil
                 ca_cert: str | None) -> None:
     """Say whether the local Solr runs, where, and how many records it holds.
 
-    Exits 0 when it runs and answers, 3 otherwise. Counting the records of
-    a node that asks for credentials or serves HTTPS (--tls-keystore) takes
-    the same --user and --ca-cert as the other commands.
+    The node asked about is the one on --port, else the one --data-dir
+    names on the command line, else the one on the port of SOLR_URL (when
+    that names this machine, as the other commands read it), else the one
+    of the data folder (NEARDUP_DATA_DIR or its default). Exits 0 when it
+    runs and answers, 3 otherwise. Counting the records of a node that asks
+    for credentials or serves HTTPS (--tls-keystore) takes the same --user
+    and --ca-cert as the other commands.
 
     \b
     Examples:
       neardup solr status
       neardup solr status --port 8984
+      SOLR_URL=http://127.0.0.1:8984/solr/neardup neardup solr status
       neardup solr status --data-dir /srv/neardup --ca-cert ca.pem
     """
+    if port is None and click.get_current_context().get_parameter_source("data_dir") != ParameterSource.COMMANDLINE:
+        port = local_port(os.environ.get("SOLR_URL") or "")
     if port is not None and (found := local_solr.data_dir_on(port)) is None:
         click.echo(f"not running (no local Solr answers on port {port})")
         sys.exit(3)

@@ -20,8 +20,9 @@ from ..results.labels import read_labels
 from ..match.summary import ReportSummary, summary_path
 from ..results.pairs import Pair, read_pairs
 from ..records.readers import read_texts
+from ..records.sources import RecordFile
 from ..index.sampling import choose_banding
-from .common import EXIT_SKIPPED_LINES, renamed_option, say
+from .common import EXIT_SKIPPED_LINES, record_input, renamed_option, say
 
 
 @click.command("evaluate")
@@ -32,14 +33,16 @@ from .common import EXIT_SKIPPED_LINES, renamed_option, say
               help="A labels file (`id_a<TAB>id_b<TAB>same|different` lines, the latest for a pair wins), as "
               "`neardup serve` writes it: only labeled pairs count.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
-              help="Histogram PNG of the pairs' similarities, true vs false [default: PAIRS with .png].")
+              help="Histogram of the pairs' similarities (or distances), true vs false: PNG, or SVG or PDF by "
+              "the name [default: PAIRS with .png].")
 @click.option("--no-plot", is_flag=True, help="Do not save the histogram.")
 @click.option("--missed", "show_missed", is_flag=True, help="List the true pairs that were not reported.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="The records file (any format `index` reads, with default columns): the texts of missed "
-              "pairs, and every record for the cluster scores.")
+              help="The records file, read as `index` reads it (its format, id and text columns or fields by the "
+              "options below): the texts of missed pairs, and every record for the cluster scores.")
+@record_input
 def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | None, no_plot: bool,
-             show_missed: bool, records: Path | None) -> None:
+             show_missed: bool, records: RecordFile | None) -> None:
     """Score a pair file against true pairs (--gold) or labels (--labels), or
     both; the last line holds the numbers.
 
@@ -66,6 +69,7 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
       -> clusters: records=864 bcubed_precision=0.996 bcubed_recall=0.998 bcubed_f1=0.997 adjusted_rand=0.965
       -> found=114 true=110 precision=0.965 recall=0.982 f1=0.973
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
+      neardup evaluate pairs.tsv --gold gold.tsv --records people.csv --id-column person_id
       neardup evaluate pairs.tsv --labels labels.tsv
       -> labels: 3 pairs same, 4 different; 114 pairs reported, 7 of them labeled (3 same, 4 different)
       -> labeled: found=114 judged=7 true=3 false=4 same=3 precision=0.429 recall=1.000 f1=0.600
@@ -87,7 +91,7 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
 
 
 def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
-                records: Path | None) -> None:
+                records: RecordFile | None) -> None:
     """Score ``found`` against the gold file; print the scores, save the histograms."""
     truth = read_gold(gold)
     about = ReportSummary.read(summary_path(pairs))

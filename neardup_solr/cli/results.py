@@ -21,7 +21,9 @@ from ..results.pairs import Pair, read_pairs
 from ..records.readers import RecordReader, read_texts
 from ..index.schema import ID
 from ..index.solr import Solr
-from .common import OUTPUT_PATH, checked_output, output_name, output_options, say, solr_connection, solr_texts
+from ..records.sources import RecordFile
+from .common import (OUTPUT_PATH, checked_output, output_name, output_options, record_input, say, solr_connection,
+                     solr_texts)
 from .quality import model_plot_path
 
 
@@ -34,17 +36,21 @@ from .quality import model_plot_path
               help="Write each record's cluster instead, `id, cluster_id`, one row a record: every record of the "
               "index (or of --records), those without a near duplicate in a cluster of their own.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="With --membership: take every record's id from this records file (any format `index` reads, "
-              "with default columns) instead of Solr.")
+              help="With --membership: take every record's id from this records file, read as `index` reads it "
+              "(its format and id column or field by the options below), instead of Solr.")
+@record_input
 @output_options
 @solr_connection(lazy=True)
-def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: Path | None, out_format: str | None,
+def clusters(pairs: Path, out: Path, as_json: bool, membership: bool, records: RecordFile | None,
+             out_format: str | None,
              with_text: bool, solr: Callable[[], Solr]) -> None:
     """Group pairs into clusters: the records that are one thing.
 
-    Each connected component of the pairs is a cluster, largest first; its
-    id is its smallest member's id, so it stays put across runs and
-    appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
+    Each connected component of the pairs is a cluster, split where the
+    pairs carry match probabilities (the default mode) so that its members
+    are matches of each other (average linkage on their match weights);
+    largest first. A cluster's id is its smallest member's id, so it stays
+    put across runs and appends. The TSV has a header and `cluster_id<TAB>size<TAB>id,id,...`
     lines; an OUT named .csv or .jsonl (each also .gz) or .parquet, or
     --format, gives the same as CSV, JSON Lines or Parquet (members a list
     of strings). --with-text lists one member a row with its text (from
@@ -109,13 +115,14 @@ def _explained(nd: NearDuplicates, pairs: list[Pair], groups: list) -> list[Pair
 @click.option("-o", "--out", type=OUTPUT_PATH, callback=checked_output(), required=True,
               help="The page; `-` writes it to standard output.")
 @click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Take the texts from this records file (any format `index` reads, with default columns) "
-              "instead of Solr.")
+              help="Take the texts from this records file, read as `index` reads it (its format, id and text "
+              "columns or fields by the options below), instead of Solr.")
+@record_input
 @click.option("--image", "images", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A PNG to show [default: PAIRS with .png and s-curve.png beside PAIRS, when present].")
 @click.option("--title", default="Near-duplicate clusters", show_default=True)
 @solr_connection(lazy=True)
-def html(pairs: Path, out: Path, records: Path | None, images: tuple[Path, ...], title: str,
+def html(pairs: Path, out: Path, records: RecordFile | None, images: tuple[Path, ...], title: str,
          solr: Callable[[], Solr]) -> None:
     """One self-contained HTML page: every cluster's texts side by side,
     differing words highlighted, summary numbers and plots.

@@ -23,7 +23,7 @@ import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from ..errors import SolrFailure, SolrUnavailable
+from ..errors import MissingCore, SolrFailure, SolrUnavailable
 from .schema import ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
@@ -206,6 +206,8 @@ class Solr:
                 f"Solr refused the credentials at {self.url}: {message}",
                 hint="check the user and the password", remedy="credentials",
             )
+        if "(HTTP 404)" in message and (missing := self._missing()) is not None:
+            return missing
         if "servers hosting shard" in message or "SolrServerException" in message:
             # What a node answers when another node, holding a shard, is gone.
             return SolrFailure(
@@ -214,6 +216,28 @@ class Solr:
                 "and run the command again",
             )
         return SolrFailure(f"Solr {what} failed at {self.url}: {message}")
+
+    def _missing(self) -> MissingCore | None:
+        """After a 404: a MissingCore when the node holds no core or
+        collection of this name (one or two requests), else ``None`` (it
+        does, so something else was not found, or the node does not say)."""
+        held = self.held_names()
+        return None if held is None or self.name in held else MissingCore(self.name, self.base_url, held)
+
+    def held_names(self) -> list[str] | None:
+        """The collections of the node (SolrCloud) or its cores, sorted;
+        ``None`` when it does not say (no rights to ask, say)."""
+        # A standalone node refuses to list collections (400); a SolrCloud node lists its replicas as cores.
+        for api, params, names in (("collections", {"action": "LIST"}, lambda found: found["collections"]),
+                                   ("cores", {"action": "STATUS", "indexInfo": "false"},
+                                    lambda found: list(found["status"]))):
+            try:
+                answer = self.session.get(self.admin_url(api), params={"wt": "json", **params}, timeout=self.timeout)
+                if answer.status_code == 200:
+                    return sorted(names(answer.json()))
+            except (requests.RequestException, ValueError, KeyError, TypeError):
+                return None
+        return None
 
     def ping(self) -> None:
         self._call("ping", self._client.ping)
@@ -413,10 +437,19 @@ def _first_line(text: str) -> str:
     return " ".join(text.split())[:MESSAGE_CHARS]
 
 
+def local_port(url: str) -> int | None:
+    """The port of a Solr ``url`` on this machine (Solr's own default,
+    8983, when it names none); ``None`` when it names another host."""
+    try:
+        parts = urlsplit(url)
+        return (parts.port or 8983) if parts.hostname in ("127.0.0.1", "localhost", "::1") else None
+    except ValueError:  # a port that is no number
+        return None
+
+
 def _unreachable(url: str) -> SolrUnavailable:
     message = f"Solr is not reachable at {url}"
-    host = urlsplit(url).hostname or ""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        port = urlsplit(url).port or 8983  # Solr's own default port
+    port = local_port(url)
+    if port is not None:
         return SolrUnavailable(message, hint=f"start a local Solr on port {port}", remedy="start_local", port=port)
     return SolrUnavailable(message, hint="check the Solr URL and that the server is up", remedy="solr_url")

@@ -44,6 +44,11 @@ class Linked(HeldPairs):
     keys: list[Key]
     summary: ReportSummary
 
+    def __repr__(self) -> str:
+        """One line: how many pairs, and the model's estimates
+        (``Pairs(230 pairs, estimated precision 0.99 recall 0.97)``)."""
+        return self._line()
+
 
 def summary_of(fitted: Fitted, settings: IndexSettings,
                labels: Mapping[frozenset[str], bool] | None = None) -> ReportSummary:

@@ -25,7 +25,6 @@ from ..match.mixture import fit
 from ..match.text_model import MatchModel, histogram, with_labels
 from ..match.text_explanation import of_text
 from ..results.labels import labeled_pairs
-from ..results.outputs import counted
 from ..results.pairs import HeldPairs, Pair
 from ..records.record import source_of
 from ..parallel import forked_map
@@ -64,10 +63,7 @@ class Verified(HeldPairs):
     def __repr__(self) -> str:
         """One line: how many pairs, the cut, and the model's estimates
         (``Pairs(114 pairs, cut 0.66, estimated precision 0.99 recall 0.96)``)."""
-        estimated = self.summary.estimated
-        told = "" if estimated is None else \
-            f", estimated precision {estimated.precision:.2f} recall {estimated.recall:.2f}"
-        return f"Pairs({counted(len(self.pairs), 'pair')}, cut {self.cut:.2f}{' (given)' if self.forced else ''}{told})"
+        return self._line(f"cut {self.cut:.2f}{' (given)' if self.forced else ''}")
 
 
 def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,

@@ -153,10 +153,14 @@ def missed(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> list[tuple[str, 
 
 
 def values_by_truth(pairs: list[Pair], gold: set[frozenset[str]]) -> tuple[list[float], list[float], str]:
-    """Each reported pair's similarity (or, without one, its edit distance),
-    split into true and false pairs, with the value's name."""
+    """Each reported pair's similarity (or, without one, its distance),
+    split into true and false pairs, with the value's name: a distance is
+    of words, but of fields for pairs of field records (the pairs with a
+    match probability and no similarity)."""
     if pairs and all(p.similarity is not None for p in pairs):
         value, label = (lambda p: p.similarity), "similarity"
+    elif pairs and all(p.probability is not None for p in pairs):
+        value, label = (lambda p: float(p.distance)), "fields that differ"
     else:
         value, label = (lambda p: float(p.distance)), "word edit distance"
     true = [value(p) for p in pairs if p.key in gold]

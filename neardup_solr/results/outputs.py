@@ -306,5 +306,13 @@ class Matches(list, TableForms):
         return match_table(self)
 
     def __repr__(self) -> str:
-        best = f", the best {self[0].id} at similarity {self[0].similarity:.2f}" if self else ""
+        """One line: how many, and the best by its similarity (or, for a
+        record of fields, which has none, its match probability)."""
+        best = ""
+        if self:
+            first = self[0]
+            measure = next(((name, value) for name, value in (("similarity", first.similarity),
+                                                               ("probability", first.probability))
+                            if value is not None), None)
+            best = f", the best {first.id}" + ("" if measure is None else f" at {measure[0]} {measure[1]:.2f}")
         return f"Matches({counted(len(self), 'match', 'matches')}{best})"

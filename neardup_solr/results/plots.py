@@ -17,12 +17,14 @@ from ..match.summary import ReportSummary  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
-    """Write ``fig`` to ``path`` as PNG; the file appears only when complete
+    """Write ``fig`` to ``path`` as PNG (or SVG or PDF, when the name says
+    so); the file appears only when complete
     (:func:`~neardup_solr.files.atomic_output`)."""
+    kind = path.suffix.lower().lstrip(".")
     try:
         fig.tight_layout()
         with atomic_output(path, binary=True) as out:
-            fig.savefig(out, format="png")
+            fig.savefig(out, format=kind if kind in ("svg", "pdf") else "png")
     finally:
         plt.close(fig)
     return path
@@ -103,10 +105,11 @@ def model_histogram(path: Path, about: ReportSummary) -> Path:
 def field_weights(path: Path, about: ReportSummary) -> Path:
     """A field model's weights: for each field, each level's log-ratio
     ``log2(m / u)`` in bits as a bar (agreement for a match, disagreement
-    against), the levels best first; what a pair's explanation adds up."""
+    against), "missing" first and then the levels best first; what a
+    pair's explanation adds up."""
     model = about.fields.model
     rows = [(f"{unit.name}: {level.label}", float(weight)) for unit, weights in zip(model.units, model.ratios)
-            for level, weight in zip(unit.levels[1:], weights[1:])]
+            for level, weight in zip(unit.levels, weights)]
     fig, ax = plt.subplots(figsize=(7.2, max(3.0, 0.22 * len(rows) + 1.2)), dpi=110)
     places = np.arange(len(rows))[::-1]
     weights = [w for _, w in rows]

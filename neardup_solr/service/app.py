@@ -34,7 +34,9 @@ a write, the index being replaced (the write would be lost with it).
 
 It binds 127.0.0.1 unless told otherwise, and refuses any other address
 without a token; with a token, writes (POST, DELETE) need
-``Authorization: Bearer <token>``. It answers only to the host names and
+``Authorization: Bearer <token>``, and with ``token_for_reads`` so do the
+reads of the index and the labels (the review page asks for it once;
+``/health`` and the API's description stay open). It answers only to the host names and
 addresses it was bound to (every loopback name for a loopback address)
 and those it is given, so a page elsewhere whose name was made to point
 here (DNS rebinding) is refused. Nothing is locked: every request that asks
@@ -59,7 +61,6 @@ posting here (cross-site request forgery) is refused.
 from __future__ import annotations
 
 import functools
-import json
 import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -75,13 +76,14 @@ from ..api import NearDuplicates
 from ..errors import NeardupError
 from ..results.labels import LabelStore
 from .review import PairClusters
-from .defaults import DEFAULT_HOST, DEFAULT_PORT, MAX_BODY
+from .defaults import CLIENT_TIMEOUT, DEFAULT_HOST, DEFAULT_PORT, MAX_BODY, WORKER_PATIENCE
 from .guards import HostCheck, LOCAL_HOSTS, check_bind, served_hosts
 from .label_routes import label_routes
 from .models import NEW_RECORD_SCHEMA, ServiceError, failure, status_of
 from .page_routes import page_routes
 from .record_routes import record_routes
-from .shared import CLIENT_TIMEOUT, ServiceState
+from .shared import ServiceState
+from .timely import TimelyProtocol
 
 
 
@@ -120,13 +122,19 @@ class _ServiceApp(FastAPI):
 
 def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelStore | None = None,
                pairs: PairClusters | None = None, hosts: Iterable[str] = LOCAL_HOSTS,
-               max_body: int = MAX_BODY, client_timeout: float = CLIENT_TIMEOUT) -> FastAPI:
-    """The service's app for ``nd``'s index; with ``token``, writes need it.
+               max_body: int = MAX_BODY, client_timeout: float = CLIENT_TIMEOUT,
+               token_for_reads: bool = False) -> FastAPI:
+    """The service's app for ``nd``'s index; with ``token``, writes need it,
+    and with ``token_for_reads`` too, reads (but ``/health`` and the API's
+    description) need it as well.
     ``labels`` keeps the labels (without it, labeling answers 409);
     ``pairs`` gives the review page its clusters; ``hosts`` are the host
     names and addresses it answers to (:func:`served_hosts`), any other
     Host is a 400; ``max_body`` is the most bytes a POST /records body may
     hold; a body that pauses for ``client_timeout`` seconds is a 408.
+
+    Raises:
+        ValueError: ``token_for_reads`` without a ``token``.
 
     Nothing is locked: reads and writes run side by side, each in a worker
     thread, and Solr orders the writes; a read sees Solr's latest commit, as
@@ -136,6 +144,8 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     recent word frequencies; a write uses one of its own and then becomes
     the one reads share, so they see the frequencies it changed
     (:class:`ServiceState`, which the routes share)."""
+    if token_for_reads and token is None:
+        raise ValueError("token_for_reads needs a token")
     app = _ServiceApp(title="neardup-solr", version=__version__,
                       description="Near duplicates of records, backed by Apache Solr: index records and get each "
                       "one's near duplicates with similarity and match probability in one call.",
@@ -144,7 +154,7 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     hosts = frozenset(hosts)
     app.add_middleware(HostCheck, hosts=hosts)
     app.state.service = ServiceState(nd, token=token, labels=labels, pairs=pairs, hosts=hosts, max_body=max_body,
-                                     client_timeout=client_timeout)
+                                     client_timeout=client_timeout, token_for_reads=token_for_reads)
     for router in (record_routes, label_routes, page_routes):
         app.include_router(router)
     return app
@@ -153,10 +163,10 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
 def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
           labels: LabelStore | None = None, pairs: PairClusters | None = None, log_level: str = "info",
           hosts: Iterable[str] | None = None, max_body: int = MAX_BODY,
-          client_timeout: float = CLIENT_TIMEOUT) -> None:
+          client_timeout: float = CLIENT_TIMEOUT, token_for_reads: bool = False) -> None:
     """Serve ``nd`` on ``host``:``port`` until interrupted, in this process
-    (``labels``, ``pairs``, ``hosts``, ``max_body`` and ``client_timeout``
-    as :func:`create_app` takes them; ``hosts`` by default
+    (``labels``, ``pairs``, ``hosts``, ``max_body``, ``client_timeout`` and
+    ``token_for_reads`` as :func:`create_app` takes them; ``hosts`` by default
     :func:`served_hosts` of ``host``; a request whose line and headers are
     not all there ``client_timeout`` seconds after the connection was made,
     or its last answer sent, gets 408 and the connection is closed).
@@ -169,9 +179,9 @@ def serve(nd: NearDuplicates, *, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     check_bind(host, token)
     app = create_app(nd, token=token, labels=labels, pairs=pairs,
                      hosts=served_hosts(host) if hosts is None else hosts, max_body=max_body,
-                     client_timeout=client_timeout)
+                     client_timeout=client_timeout, token_for_reads=token_for_reads)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, server_header=False,
-                            http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
+                            http=functools.partial(TimelyProtocol, client_timeout=client_timeout))
     server = uvicorn.Server(config)
     with _port_errors(host, port):
         server.run()
@@ -192,102 +202,24 @@ def serve_workers(factory: str, workers: int, *, host: str = DEFAULT_HOST, port:
     appends to it under a lock and reads what the others appended). A
     worker costs about 100 MB and the time to import the web framework.
 
+    A worker is taken for hung, and replaced, only when it has not answered
+    its supervisor's health check for ``WORKER_PATIENCE`` seconds, starting
+    or not; what a worker imports before it can answer is kept small
+    (:mod:`.timely`).
+
     Raises:
         NeardupError: a non-loopback ``host`` without a token, or the port taken.
     """
-    import inspect
-
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     check_bind(host, token)
     config = uvicorn.Config(factory, factory=True, workers=workers, host=host, port=port, log_level=log_level,
-                            server_header=False, http=functools.partial(_TimelyProtocol, client_timeout=client_timeout))
+                            server_header=False, http=functools.partial(TimelyProtocol, client_timeout=client_timeout),
+                            timeout_worker_healthcheck=WORKER_PATIENCE)
     with _port_errors(host, port):
-        sock = _listening_socket(host, port)
-        # What uvicorn.run does for workers, with a socket of our own; uvicorn 0.30's supervisor takes the target.
-        if "target" in inspect.signature(Multiprocess).parameters:
-            Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
-        else:
-            Multiprocess(config, sockets=[sock]).run()
-
-
-def _timely_protocol():
-    """uvicorn's h11 protocol (what it runs without httptools), imported
-    when a service starts."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    return H11Protocol
-
-
-class _TimelyProtocol:
-    """Made as uvicorn's h11 protocol is (:func:`_timely_protocol`), with one
-    more limit: a request's line and headers must all be there
-    ``client_timeout`` seconds after the connection was made or its last
-    answer sent, or the client gets 408 and the connection is closed.
-    uvicorn itself waits for them forever (its keep-alive timeout ends at
-    the first byte), so half-sent headers held a socket for good."""
-
-    def __new__(cls, *args: Any, client_timeout: float = CLIENT_TIMEOUT, **kwargs: Any):
-        protocol = _timely_class()(*args, **kwargs)
-        protocol.client_timeout = client_timeout
-        return protocol
-
-
-_TIMELY: list[type] = []
-
-
-def _timely_class() -> type:
-    if _TIMELY:
-        return _TIMELY[0]
-    base = _timely_protocol()
-
-    class Timely(base):  # type: ignore[misc, valid-type]
-        client_timeout = CLIENT_TIMEOUT
-        _headers_due: Any = None
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._await_headers()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._await_headers()
-
-        def handle_events(self) -> None:
-            cycle = self.cycle
-            super().handle_events()
-            if self.cycle is not cycle:  # a request's headers arrived
-                self._stop_waiting()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_waiting()
-            super().connection_lost(exc)
-
-        def _await_headers(self) -> None:
-            self._stop_waiting()
-            if not self.transport.is_closing():
-                self._headers_due = self.loop.call_later(self.client_timeout, self._headers_late)
-
-        def _stop_waiting(self) -> None:
-            if self._headers_due is not None:
-                self._headers_due.cancel()
-                self._headers_due = None
-
-        def _headers_late(self) -> None:
-            self._headers_due = None
-            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
-                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                                     b"connection: close\r\ncontent-length: %d\r\n\r\n%s"
-                                     % (len(HEADERS_LATE), HEADERS_LATE))
-                self.transport.close()
-
-    _TIMELY.append(Timely)
-    return Timely
-
-
-HEADERS_LATE = json.dumps({"error": "the request's headers did not all come in time",
-                           "hint": "send a request's line and headers at once"}).encode()
+        # What uvicorn.run does for workers, with a socket of our own.
+        Multiprocess(config, sockets=[_listening_socket(host, port)]).run()
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

@@ -142,14 +142,30 @@ class HostCheck:
 BEARER = HTTPBearer(auto_error=False, description="The token the service was started with (--token-file).")
 
 
+def _bearer_given(credentials: HTTPAuthorizationCredentials | None, token: str) -> bool:
+    return credentials is not None and same_secret(credentials.credentials, token)
+
+
 # Async, as the error handlers: checked at once, not after a wait for a worker thread.
 async def authorized(service: Shared, credentials: HTTPAuthorizationCredentials | None = Depends(BEARER)) -> None:
     """Refuse (401) a write without the service's token, when it has one."""
-    if service.token is None:
-        return
-    if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), service.token.encode()):
+    if service.token is not None and not _bearer_given(credentials, service.token):
         raise ServiceError(401, "this service takes writes only with its token",
                            hint="send `Authorization: Bearer <token>`")
+
+
+async def may_read(service: Shared, credentials: HTTPAuthorizationCredentials | None = Depends(BEARER)) -> None:
+    """Refuse (401) a read of the index or the labels without the service's
+    token, when it takes reads only with it (``token_for_reads``)."""
+    if service.token_for_reads and not _bearer_given(credentials, service.token):
+        raise ServiceError(401, "this service answers reads only with its token",
+                           hint="send `Authorization: Bearer <token>`")
+
+
+def page_open(request: Request, token: str | None, credentials: HTTPAuthorizationCredentials | None) -> bool:
+    """Whether the review page may show the index to this client when reads
+    need the token: it signed in on the page (its cookie), or sent the token."""
+    return token is None or signed_in(request, token) or _bearer_given(credentials, token)
 
 
 def signed_in(request: Request, token: str | None) -> bool:

@@ -9,8 +9,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ..results.labels import gold_text, label_rows
 from .bodies import LABEL_HINT, MAX_LABEL_BODY, capped_body, json_only, label_of
-from .guards import authorized
-from .models import Failure, LABEL_BODY, Label, WRITE_FAILURES
+from .guards import authorized, may_read
+from .models import Failure, LABEL_BODY, Label, READ_FAILURES, WRITE_FAILURES
 from .shared import Shared
 
 
@@ -36,13 +36,15 @@ async def post_label(request: Request, service: Shared):
     return {"a": first, "b": second, "label": label}
 
 
-@label_routes.get("/labels", response_model=list[Label], responses=NO_LABELS)
+@label_routes.get("/labels", response_model=list[Label], dependencies=[Depends(may_read)],
+                  responses=READ_FAILURES | NO_LABELS)
 def get_labels(service: Shared):
     """Every labeled pair's latest label, smaller id first, in id order."""
     return [{"a": a, "b": b, "label": label} for a, b, label in label_rows(service.label_store().labels())]
 
 
-@label_routes.get("/labels/gold", response_class=PlainTextResponse, responses=NO_LABELS)
+@label_routes.get("/labels/gold", response_class=PlainTextResponse, dependencies=[Depends(may_read)],
+                  responses=READ_FAILURES | NO_LABELS)
 def gold_pairs(service: Shared):
     """The pairs labeled same as a gold-pairs file, `id_a<TAB>id_b` a line
     in id order: what `neardup evaluate --gold` reads."""

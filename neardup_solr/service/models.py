@@ -101,6 +101,8 @@ FAILURES = {status: {"model": Failure, "description": what} for status, what in 
     (503, "Solr could not be reached"))}
 
 WRITE_FAILURES = FAILURES | {401: {"model": Failure, "description": "a token is configured and was not given"}}
+# A read: its 401 only when the service takes reads with its token alone.
+READ_FAILURES = FAILURES | {401: {"model": Failure, "description": "reads need the token, which was not given"}}
 LABEL_BODY = {
     "required": True,
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Label"},

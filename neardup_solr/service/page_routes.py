@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from ..api import NearDuplicates
@@ -16,7 +17,7 @@ from ..errors import InputError, NeardupError
 from .review import CSP, LABEL_ACTION, SIGN_IN_ACTION, Labeling, State, render_review
 from ..text.normalize import is_blank
 from .bodies import MAX_FORM_BODY, capped_body, form_fields
-from .guards import PAGE_COOKIE, check_origin, page_key, same_secret, signed_in
+from .guards import BEARER, PAGE_COOKIE, check_origin, page_key, page_open, same_secret, signed_in
 from .models import DEFAULT_LIMIT, ServiceError, error_status
 from .shared import Shared, indexed_record
 
@@ -78,10 +79,14 @@ page_routes = APIRouter()
 
 
 @page_routes.get("/", response_class=HTMLResponse, include_in_schema=False)
-def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000)):
+def review(request: Request, service: Shared, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
+           credentials: HTTPAuthorizationCredentials | None = Depends(BEARER)):
     """The review page for the state its address holds; what cannot be
-    shown (Solr down, no such record) is said on it."""
+    shown (Solr down, no such record) is said on it. Where reads need the
+    token and this client has not given it, only the form that takes it."""
     state = State.of(request.query_params)
+    if service.token_for_reads and not page_open(request, service.token, credentials):
+        return _html(render_review(state, closed=True), 401)
     shown: dict[str, Any] = {}
     failures: list[Exception] = []
     pairs = service.pairs

@@ -18,9 +18,9 @@ from ..records.record import in_source
 from ..index.state import built_settings
 from ..text.normalize import is_blank
 from .bodies import capped_body, checked_sources, json_only, records_of
-from .guards import authorized
+from .guards import authorized, may_read
 from .models import (AGAINST_HELP, Added, CUT_HELP, DEFAULT_LIMIT, Deleted, FAILURES, Failure, Found, Health,
-                     OLD_CUT_HELP, RECORDS_BODY, SOURCE_HELP, ServiceError, WRITE_FAILURES, answer_of)
+                     OLD_CUT_HELP, READ_FAILURES, RECORDS_BODY, SOURCE_HELP, ServiceError, WRITE_FAILURES, answer_of)
 from .shared import HEALTH_WAIT, ServiceState, Shared, ensure_built, indexed_record
 
 
@@ -67,7 +67,7 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
 
-@record_routes.get("/duplicates", response_model=Found, responses=FAILURES)
+@record_routes.get("/duplicates", response_model=Found, dependencies=[Depends(may_read)], responses=READ_FAILURES)
 def duplicates(service: Shared, text: str = Query(..., description="any text, indexed or not"),
                limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000, description="most matches"),
                cut: float | None = Query(None, ge=0, le=1, description=CUT_HELP),
@@ -82,8 +82,8 @@ def duplicates(service: Shared, text: str = Query(..., description="any text, in
 
 
 # A record of a source is source/id: the path's id may hold a slash.
-@record_routes.get("/records/{record_id:path}/duplicates", response_model=Found,
-                   responses=FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
+@record_routes.get("/records/{record_id:path}/duplicates", response_model=Found, dependencies=[Depends(may_read)],
+                   responses=READ_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
 def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAULT_LIMIT, ge=1, le=1000),
                       cut: float | None = Query(None, ge=0, le=1, description=CUT_HELP),
                       against: str = Query("", description=AGAINST_HELP),

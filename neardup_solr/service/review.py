@@ -180,14 +180,17 @@ def _number(value: float | None) -> str:
 def render_review(state: State = State(), matches: Sequence[Match] | None = None, *, asked: str | None = None,
                   records: int | None = None, error: str | None = None, hint: str | None = None,
                   back: str | None = None, clusters: ClusterPage | None = None,
-                  labeling: Labeling | None = None, why: Mapping[frozenset[str], str] | None = None) -> str:
+                  labeling: Labeling | None = None, why: Mapping[frozenset[str], str] | None = None,
+                  closed: bool = False) -> str:
     """The page for ``state``: the search box, then ``matches`` (each text's
     words that differ from the text looked up marked; ``asked`` is the
     record's text when ``state`` names a record, and its matches get labels),
     or ``error`` and ``hint`` (and a link ``back`` to the page a form came
     from); then ``clusters``. ``records`` is how many the
     index holds; ``labeling`` the labels shown and whether they may change;
-    ``why`` each pair's explanation in brief, shown beside it."""
+    ``why`` each pair's explanation in brief, shown beside it. A ``closed``
+    page (reads need the service's token, not given yet) shows the form
+    that takes it instead of anything of the index."""
     text = asked if asked is not None else state.text
     title = f"record {state.id}" if state.id else state.text
     parts = [
@@ -204,8 +207,10 @@ def render_review(state: State = State(), matches: Sequence[Match] | None = None
           for name, value in state.fields().items() if name in ("order", "page")),
         '<button type="submit">Find</button></form>',
     ]
-    if labeling is not None and labeling.sign_in:
-        parts.append(_sign_in(state))
+    if closed:
+        parts.append(_sign_in(state, "This service shows its records only with its token:"))
+    elif labeling is not None and labeling.sign_in:
+        parts.append(_sign_in(state, "Labels need the service's token:"))
     if records is not None:
         parts.append(f'<p class="small" id="records">{records:,} records indexed.</p>')
     if error is not None:
@@ -223,10 +228,11 @@ def render_review(state: State = State(), matches: Sequence[Match] | None = None
     return "\n".join(parts)
 
 
-def _sign_in(state: State) -> str:
-    """The form that takes the service's token, so this browser may label."""
+def _sign_in(state: State, why: str) -> str:
+    """The form that takes the service's token, so this browser may label
+    (and read, where reads need it), saying ``why``."""
     return (f'<form method="post" action="{SIGN_IN_ACTION}" class="sign-in" id="sign-in">'
-            '<label for="token">Labels need the service\'s token:</label>'
+            f'<label for="token">{esc(why)}</label>'
             '<input type="password" id="token" name="token" autocomplete="current-password" required>'
             f"{_hidden(state.fields())}<button type=\"submit\">Sign in</button></form>")
 

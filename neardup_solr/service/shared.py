@@ -19,6 +19,7 @@ from ..results.labels import LabelStore
 from ..records.record import Record
 from .review import PairClusters
 from ..index.state import built_settings, stamp
+from .defaults import CLIENT_TIMEOUT
 from .models import ServiceError
 
 
@@ -30,11 +31,6 @@ HEALTH_WAIT = 1.0
 # (which may all be waiting on Solr): requests it stopped waiting for hold
 # theirs until Solr answers or times out, and /health then answers 503 at once.
 HEALTH_THREADS = 4
-# Seconds a client may leave a request half sent: its line and headers not
-# all there since it connected (or since its last answer), or its body
-# paused. Then it gets 408 and the connection is closed, so clients that
-# stall (or a slow-sending attack) cannot hold sockets and tasks forever.
-CLIENT_TIMEOUT = 30.0
 
 
 @dataclass
@@ -50,7 +46,8 @@ class ServiceState:
     why). ``heartbeats`` is what the writes have seen of replacements of
     the index. ``built`` is set once the index is known to have been built
     (:func:`ensure_built`); ``health_threads`` are /health's own threads
-    (``HEALTH_THREADS``)."""
+    (``HEALTH_THREADS``). With ``token_for_reads`` (and a ``token``) the
+    index and the labels are read only with the token too."""
 
     nd: NearDuplicates
     token: str | None
@@ -59,6 +56,7 @@ class ServiceState:
     hosts: frozenset[str]
     max_body: int
     client_timeout: float = CLIENT_TIMEOUT
+    token_for_reads: bool = False
     reader: NearDuplicates = field(init=False)
     generation: str | None = None
     heartbeats: Heartbeats = field(default_factory=Heartbeats)

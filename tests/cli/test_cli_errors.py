@@ -190,3 +190,22 @@ def test_a_csv_separated_otherwise_says_what_it_looks_separated_by(core, tmp_pat
     shown = repr(separator.join(["customer_id", "name", "city"]))
     assert one_error_line(done, 4) == (f"neardup: error: {path}: no column 'customer_id' in the header (it has "
                                        f"{shown}); read as one column, it looks separated by {words} (hint: {hint})")
+
+
+@pytest.mark.parametrize("command", [["report", "{out}"], ["query", "Arts Deli"], ["library"]])
+def test_a_core_that_is_not_there_is_named_with_those_that_are(solr_node, core, tmp_path, command):
+    url = f"{solr_node.base_url}/nosuch"
+    if command == ["library"]:
+        # The library, which reads the index's settings before anything (config/overlay) and asks no ping.
+        with pytest.raises(NeardupError) as raised:
+            NearDuplicates(url).query("Arts Deli")
+        line = str(raised.value)
+        assert raised.value.exit_code == 5
+    else:
+        args = [a.format(out=tmp_path / "pairs.tsv") for a in command]
+        line = one_error_line(run_cli(*args, "--solr-url", url), 5).removeprefix("neardup: error: ")
+        assert "--solr-url" in line  # the command line says which option names it
+    assert line.startswith(f"Solr at {solr_node.base_url} has no core or collection 'nosuch' (hint: it holds ")
+    named = line.split("(hint: it holds ", 1)[1].split(";")[0]
+    assert "neardup" in named and (core.name in named or "more" in named)  # the cores that are there
+    assert "404" not in line and "<html" not in line

@@ -236,3 +236,17 @@ def test_a_java_that_cannot_archive_classes_is_asked_once(tmp_path, monkeypatch)
     # Remembered: the next start does not try again (it would start and fail a JVM each time).
     assert local_solr.class_archive(java, launcher, told.append) is None
     assert len(told) == 1
+
+
+def test_status_asks_the_node_on_solr_url_s_port_unless_told_otherwise(solr_node, tmp_path):
+    url = f"http://127.0.0.1:{solr_node.port}/solr/neardup"
+    elsewhere = str(tmp_path / "elsewhere")  # the data folder otherwise asked about: none runs there
+    status = run_cli("solr", "status", env={"SOLR_URL": url, "NEARDUP_DATA_DIR": elsewhere})
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert status.stdout.startswith(f"running at {url} pid={solr_node.pid} records=")
+    # Given on the command line, the data folder and the port are what is asked about.
+    status = run_cli("solr", "status", "--data-dir", elsewhere, env={"SOLR_URL": url})
+    assert status.returncode == 3 and status.stdout.strip() == f"not running (data folder {elsewhere})"
+    other = free_port()
+    status = run_cli("solr", "status", "--port", str(other), env={"SOLR_URL": url})
+    assert status.returncode == 3 and status.stdout.strip() == f"not running (no local Solr answers on port {other})"

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from rapidfuzz.distance import JaroWinkler
 
+from conftest import run_cli, write_records
+
 from neardup_solr.match.kernel import CloseTable, Rows, Vocabulary, _jaro_winkler, score_pairs
 from neardup_solr.match.similarity import CLOSE, ROUNDING, CloseWords, Weights, number_agreement, numbers, similarity
 
@@ -90,3 +92,24 @@ def test_jaro_winkler_at_the_close_words_edge():
     assert jaro_winkler("a", "aa") == float(np.float32(JaroWinkler.similarity("a", "aa"))) > 0
     assert jaro_winkler("ab", "ba") == 0.0
     assert jaro_winkler("martha", "marhta") == float(np.float32(JaroWinkler.similarity("martha", "marhta")))
+
+
+COPIES = ["Art's Deli 12224 Ventura Blvd. Studio City", "Arts Deli, 12224 Ventura Boulevard, Studio City",
+          "Hotel Bel-Air 701 Stone Canyon Rd. Bel Air", "Bel-Air Hotel 701 Stone Canyon Road Bel Air",
+          "Philippe the Original 1001 N. Alameda St. Los Angeles"]
+
+
+def test_the_first_report_after_an_install_says_once_that_it_compiles_the_kernels(core, tmp_path):
+    records = write_records(tmp_path / "records.txt", [f"{n} {text}" for n, text in enumerate(COPIES, start=1)])
+    assert run_cli("index", str(records), "--solr-url", core.url, "-q").returncode == 0
+    # numba's cache of a fresh install: empty (numba reads where it is as it is imported).
+    fresh = {"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    said = []
+    for run in range(2):
+        done = run_cli("report", str(tmp_path / f"pairs{run}.tsv"), "--solr-url", core.url, "-q", env=fresh)
+        assert done.returncode == 0, done.stderr
+        found = {tuple(line.split("\t")[:2]) for line in (tmp_path / f"pairs{run}.tsv").read_text().splitlines()}
+        assert {("1", "2"), ("3", "4")} <= found  # candidates were numbered and scored: the kernels ran
+        said.append([line for line in done.stderr.splitlines() if "compiling" in line])
+    assert said == [["compiling the report's kernels (once after an install)..."], []]
+    assert any((tmp_path / "numba-cache").rglob("*.nbi"))  # compiled once, into the cache, for the next run

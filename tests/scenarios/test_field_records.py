@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from bench import fields
 from conftest import create_core, drop_core, run_cli
 
 from neardup_solr import NearDuplicates
+from neardup_solr.results import plots
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.results.pairs import read_pairs
 from neardup_solr.match.summary import ReportSummary, summary_path
@@ -98,6 +100,25 @@ def test_online_lookups_and_explanations_give_the_report_s_probability(reported,
     assert again[kept[0].key].probability == pytest.approx(kept[0].probability, abs=5e-5)
 
 
+def test_a_notebook_shows_field_pairs_and_a_field_query_s_matches_in_one_short_line(core, contacts):
+    frame = pd.read_parquet(contacts.records)
+    nd = NearDuplicates(core)
+    nd.index(frame, id="record_id")
+    pairs = nd.pairs()
+    estimated = pairs.summary.estimated
+    assert len(pairs) > 100 and estimated is not None
+    # As the pairs of texts show, without a cut: field records have no similarity to cut at.
+    assert repr(pairs) == (f"Pairs({len(pairs):,} pairs, estimated precision {estimated.precision:.2f} "
+                           f"recall {estimated.recall:.2f})")
+    row = frame.astype("string").iloc[0]
+    record = {k: ("" if pd.isna(v) else v) for k, v in row.items() if k != "record_id"}
+    matches = nd.query(record)
+    assert matches and matches[0].similarity is None and matches[0].probability is not None
+    # A field match has no similarity: the best is shown by its probability.
+    assert repr(matches) == (f"Matches({len(matches)} match{'es' * (len(matches) != 1)}, the best {matches[0].id} "
+                             f"at probability {matches[0].probability:.2f})")
+
+
 def test_two_sources_give_one_index_and_one_answer_whichever_came_first(new_core, tmp_path, contacts):
     frame = pd.read_parquet(contacts.records)
     halves = {"crm": frame.iloc[::2], "erp": frame.iloc[1::2]}
@@ -161,6 +182,27 @@ def test_the_pairs_explain_themselves_in_the_file_and_on_the_page(reported, tmp_
     html = page.read_text(encoding="utf-8")
     assert html.count('<td class="why">') >= min(len(rows), 200)
     assert re.search(r"email exact <b>\+\d", html)
+
+
+def drawn_texts(svg: Path) -> list[str]:
+    """The texts of a figure saved as SVG (matplotlib writes each beside its glyphs as a comment)."""
+    return [unescape(text) for text in re.findall(r"<!-- (.*?) -->", svg.read_text(encoding="utf-8"))]
+
+
+def test_evaluate_names_what_a_field_pair_s_distance_counts_and_draws_every_level(reported, contacts, tmp_path):
+    _, pairs, _ = reported
+    histogram = tmp_path / "pairs.svg"
+    done = run_cli("evaluate", str(pairs), "--gold", str(contacts.truth), "--plot", str(histogram))
+    assert done.returncode == 0, done.stderr
+    # A field pair's distance counts the fields both records fill and do not agree on: no words.
+    assert f"saved the histogram of fields that differ to {histogram}" in done.stderr
+    assert "fields that differ" in drawn_texts(histogram)
+    about = ReportSummary.read(summary_path(pairs))
+    shown = drawn_texts(plots.field_weights(tmp_path / "weights.svg", about))
+    for unit in about.fields.model.units:
+        assert unit.levels[0].label == "missing"
+        assert [f"{unit.name}: {level.label}" for level in unit.levels if f"{unit.name}: {level.label}" in shown] \
+            == [f"{unit.name}: {level.label}" for level in unit.levels], unit.name
 
 
 def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):

@@ -22,7 +22,7 @@ import termios
 import pytest
 from tqdm import tqdm
 
-from conftest import create_core, drop_core, run_cli
+from conftest import child_env, create_core, drop_core, run_cli
 
 from neardup_solr.results.pairs import read_pairs
 
@@ -87,7 +87,7 @@ VARIANTS = {
 
 def cli_bytes(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "neardup_solr", *args], input=stdin, capture_output=True,
-                          timeout=600)
+                          timeout=600, env=child_env())
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -274,7 +274,7 @@ def on_a_terminal(*args: str) -> str:
     main, side = pty.openpty()
     fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     process = subprocess.Popen([sys.executable, "-m", "neardup_solr", *args], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=side)
+                               stdout=subprocess.DEVNULL, stderr=side, env=child_env())
     os.close(side)
     shown = b""
     while True:

@@ -256,6 +256,40 @@ def test_a_token_guards_writes_but_not_reads(built, serve, tmp_path):
     assert service.get("/duplicates", params={"text": NEAR_COPY}).status_code == 200
 
 
+def test_with_token_for_reads_beyond_the_loopback_every_read_needs_the_token(built, serve, tmp_path):
+    token_file = tmp_path / "token.txt"
+    token_file.write_text(TOKEN + "\n")
+    service = serve("--solr-url", built.url, "--host", "0.0.0.0", "--token-file", str(token_file),
+                    "--token-for-reads", "--labels", str(tmp_path / "labels.tsv"))
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert service.post("/labels", json={"a": "1", "b": "2", "label": "same"}, headers=auth).status_code == 200
+    reads = [("/duplicates", {"text": NEAR_COPY}), ("/records/1/duplicates", None), ("/labels", None),
+             ("/labels/gold", None)]
+    for path, params in reads:
+        assert "token" in one_line_error(service.get(path, params=params), 401)["error"], path
+        assert service.get(path, params=params, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert service.get(path, params=params, headers=auth).status_code == 200, path
+    assert service.get("/labels", headers=auth).json() == [{"a": "1", "b": "2", "label": "same"}]
+    assert service.post("/records", json={"id": "6", "text": NEAR_COPY}).status_code == 401
+    # What a probe or a client generator needs stays open, and tells no record.
+    assert service.get("/health").status_code == 200 and service.get("/openapi.json").status_code == 200
+    # The review page shows nothing of the index, only the form that takes the token.
+    page = service.get("/", params={"text": NEAR_COPY})
+    assert page.status_code == 401 and 'id="sign-in"' in page.text
+    assert "Blvd." not in page.text and "records indexed" not in page.text
+    assert "Blvd." in service.get("/", params={"text": NEAR_COPY}, headers=auth).text
+    # Signed in on the page, a browser sees it; its cookie opens the page, not the API.
+    browser = requests.Session()
+    signed = browser.post(f"{service.url}/sign-in", data={"token": TOKEN, "text": NEAR_COPY}, timeout=60)
+    assert signed.status_code == 200 and "Blvd." in signed.text and 'id="sign-in"' not in signed.text
+    assert browser.get(f"{service.url}/labels", timeout=60).status_code == 401
+
+
+def test_token_for_reads_needs_a_token(tmp_path):
+    done = run_cli("serve", "--port", str(free_port()), "--token-for-reads")
+    assert done.returncode == 2 and "--token-for-reads needs the token: give --token-file" in done.stderr
+
+
 def test_without_a_token_writes_are_open_on_the_loopback(built, serve):
     service = serve("--solr-url", built.url)
     assert service.delete("/records/5").status_code == 200
