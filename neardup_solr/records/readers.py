@@ -154,7 +154,7 @@ class RecordReader:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
                     self.records += 1
-                    yield Record(entry.id, entry.text, entry.fields)
+                    yield Record(entry.id, entry.text, self.source.layout.named(entry.fields))
         finally:
             seen.close()
             self.close()
