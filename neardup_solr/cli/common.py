@@ -236,7 +236,8 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
     @click.option("--id-field", metavar="NAME", help="JSON Lines: the field holding the id.  [default: id]")
     @click.option("--text-fields", metavar="A,B,...",
                   help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
-                  "holding text or a number]; NAME=FIELD compares a field as the index's field FIELD.")
+                  "holding text, a number, a list or an object]; NAME=FIELD compares a field as the index's field "
+                  "FIELD.")
     @functools.wraps(command)
     def wrapper(*args, records: Path, input_format: str | None, id_column: str | None, text_columns: str | None,
                 id_field: str | None, text_fields: str | None, **kwargs):

@@ -126,7 +126,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         for _ in RecordReader(records, strict=True):
             pass
     nd = NearDuplicates(solr)
-    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
+    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"), on_note=say).start()
     started = time.monotonic()
     with reading_progress(reader, quiet) as bar:
         if append:

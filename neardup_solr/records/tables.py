@@ -122,6 +122,10 @@ class _Columns:
 
     def __init__(self, names: Sequence[str], kinds: Sequence[Any], source: RecordFile):
         id_at, text_at = table_layout(names, source, usable=lambda i: _textual(kinds[i]))
+        # Read by name, a column named twice cannot be told from its twin (a CSV file's is renamed instead).
+        if twice := next((names[i] for i in text_at if names.count(names[i]) > 1), None):
+            raise InputError(f"{source.name}: column {twice!r} appears {names.count(twice)} times in the header",
+                             hint="give each column its own name")
         for at, role in ((id_at, "id"), *((i, "text") for i in text_at)):
             if not _textual(kinds[at]):
                 raise InputError(f"{source.name}: column {names[at]!r} holds {kinds[at]}, which has no text form",
