@@ -39,7 +39,8 @@ from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
-from .records.record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, source_of
+from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, shown_id,
+                             source_of)
 from .records.objects import RecordLike, as_record, as_records, query_record
 from .records.readers import RecordReader
 from .modes.reference import reference_pairs
@@ -274,13 +275,16 @@ class NearDuplicates:
         new_source = replan and bool(source) and not self.solr.count_starting(ID, key_prefix(source))
         if settings.fielded:
             records = _in_index_fields(records, settings, source, warn or _warning)
+            # The first record is checked before any is sent.
+            records = iter(records)
+            first = next(records, None)
+            records = records if first is None else chain([self._fitting(first, settings)], records)
         known = {p.name for p in settings.fields}
         misfits: list[str] = []
 
         def note(record: Record) -> None:
-            # A record of fields the index was not planned for (or of none) changes the plan.
-            if settings.fielded and not misfits and (len(record.fields) < 2
-                                                     or not {n for n, _ in record.fields} <= known):
+            # A record of fields the index was not planned for changes the plan.
+            if settings.fielded and not misfits and not {n for n, _ in self._fitting(record, settings).fields} <= known:
                 misfits.append(record.id)
 
         read = _Counted.of(records, note)
@@ -302,6 +306,22 @@ class NearDuplicates:
                 self._changed()
         log.info("added %d records to %s", count, self.solr.url)
         return count
+
+    def _fitting(self, record: Record, settings: IndexSettings) -> Record:
+        """``record``, when it can be added to an index of ``settings``:
+        an index of records of fields takes no record of one text, which
+        would plan it again as one of texts (a report would then compare
+        every record as one text).
+
+        Raises:
+            InputError: it cannot.
+        """
+        if settings.fielded and len(record.fields) < 2:
+            raise InputError(f"the index at {self.solr.url} holds records of fields "
+                             f"({', '.join(p.name for p in settings.fields)}); record {shown_id(record.id)} is one "
+                             "text, which would make every record one text",
+                             hint="give its fields (a table's columns, two or more), or index these on their own")
+        return record
 
     def _check_unmixed(self, source: str) -> None:
         """Refuse records of ``source`` for an index of records without a
