@@ -39,8 +39,8 @@ from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
-from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, shown_id,
-                             source_of)
+from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, keyed,
+                             shown_id, source_of)
 from .records.objects import RecordLike, as_record, as_records, query_record
 from .records.readers import RecordReader
 from .modes.reference import reference_pairs
@@ -51,7 +51,7 @@ from .modes.field_search import FieldSearch
 from .evidence import Explanation
 from .match.text_explanation import of_text
 from .index.documents import record_of
-from .index.solr import DEFAULT_URL, Solr, term
+from .index.solr import DEFAULT_URL, Solr
 from .index.state import IndexSettings
 from .match.stored import load_field_model, save_model
 
@@ -555,8 +555,7 @@ class NearDuplicates:
             NeardupError: ``a`` or ``b`` is not indexed.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        docs = {doc[ID]: doc for doc in self.solr.search(
-            f"{{!terms f={ID} separator=$sep}}{a}\n{b}", sep="\n", fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=2).docs}
+        docs = self._indexed([a, b], f"{ID},{TEXT},{RECORD_FIELDS}")
         for wanted in (a, b):
             if wanted not in docs:
                 raise NeardupError(f"no record with id {wanted!r} in {self.solr.url}",
@@ -577,28 +576,39 @@ class NearDuplicates:
         return of_text(a, b, search.model, float(similarity[0]), int(level[0]))
 
     def record(self, record_id: str) -> Record:
-        """The indexed record ``record_id``: its text and fields (one request).
+        """The indexed record ``record_id`` (its key, as ``source/id``; of an
+        index without sources, an id as written, ``ORD/17``, whose key is
+        ``/ORD/17``): its key, text and fields (one request).
 
         Raises:
             NeardupError: no record has that id.
         """
-        docs = self.solr.search(term(ID, record_id), fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=1).docs
-        if not docs:
+        docs = self._indexed([record_id], f"{ID},{TEXT},{RECORD_FIELDS}")
+        if record_id not in docs:
             raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
                                hint="check the id (ids match exactly) and the index asked")
-        return record_of(docs[0])
+        return record_of(docs[record_id])
 
     def text(self, record_id: str) -> str:
-        """The indexed text of ``record_id`` (one request).
+        """The indexed text of ``record_id`` (as :meth:`record` finds it; one request).
 
         Raises:
             NeardupError: no record has that id.
         """
-        docs = self.solr.search(term(ID, record_id), fl=TEXT, rows=1).docs
-        if not docs:
-            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
-                               hint="check the id (ids match exactly) and the index asked")
-        return docs[0][TEXT]
+        return self.record(record_id).text
+
+    def _indexed(self, record_ids: Sequence[str], fl: str) -> dict[str, dict]:
+        """The Solr documents of those of ``record_ids`` indexed, by the id
+        asked: each is its record's key, or an id of a record without a
+        source (``ORD/17``, whose key is ``/ORD/17``: an index holds records
+        of sources or records without, so the two never both name one).
+        One request."""
+        asked = {key: wanted for wanted in record_ids for key in (wanted, keyed("", wanted))}
+        docs = self.solr.search(f"{{!terms f={ID} separator=$sep}}" + "\n".join(asked), sep="\n", fl=fl,
+                                rows=len(asked)).docs
+        found = {doc[ID]: doc for doc in docs}
+        return {wanted: found.get(wanted) or found[keyed("", wanted)] for wanted in record_ids
+                if wanted in found or keyed("", wanted) in found}
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The indexed text of each of ``ids`` that is indexed (the others
