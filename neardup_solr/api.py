@@ -39,7 +39,8 @@ from .modes.field_report import Linked, field_clusters, field_pairs
 from .results.outputs import Matches
 from .results.pairs import Pair, Pairs, PairStream, one_to_one as one_partner_each
 from .progress import Progress, stream_told, told
-from .records.record import Record, checked_source, has_letters_or_digits, in_source, key_prefix, source_of
+from .records.record import (Record, checked_source, has_letters_or_digits, in_source, key_prefix, keyed,
+                             shown_id, source_of)
 from .records.objects import RecordLike, as_record, as_records, query_record
 from .records.readers import RecordReader
 from .modes.reference import reference_pairs
@@ -50,7 +51,7 @@ from .modes.field_search import FieldSearch
 from .evidence import Explanation
 from .match.text_explanation import of_text
 from .index.documents import record_of
-from .index.solr import DEFAULT_URL, Solr, term
+from .index.solr import DEFAULT_URL, Solr
 from .index.state import IndexSettings
 from .match.stored import load_field_model, save_model
 
@@ -114,7 +115,8 @@ class NearDuplicates:
         return choose_banding([as_record(r) for r in sample], lsh_shingles, total)
 
     def index(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
-              text: str | Sequence[str] | None = None, bands: int | None = None, band_rows: int | None = None,
+              text: str | Sequence[str] | Mapping[str, str] | None = None, bands: int | None = None,
+              band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
               reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
@@ -133,7 +135,9 @@ class NearDuplicates:
             id: a table's id column (default ``id``).
             text: a table's text column, or the columns joined in this
                 order into the text (default: every other column with a
-                text form), as a CSV file's are.
+                text form), as a CSV file's are; a dict, ``{column:
+                field}``, names the field each column is (a table whose
+                columns are named otherwise than the index's fields).
             source: the source they belong to (see
                 :func:`neardup_solr.records.record.keyed`): ids need only be unique
                 within a source, and pairs name it (``"a/17"``). ``""``, the
@@ -213,12 +217,22 @@ class NearDuplicates:
         return count
 
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
-            text: str | Sequence[str] | None = None, batch_size: int = BATCH_SIZE,
-            progress: Progress | bool | None = None, replan: bool = True) -> int:
+            text: str | Sequence[str] | Mapping[str, str] | None = None, batch_size: int = BATCH_SIZE,
+            progress: Progress | bool | None = None, replan: bool = True,
+            warn: Callable[[str], None] | None = None) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
         pairs come from :meth:`pairs_of`.
+
+        Records of fields named otherwise than the index's, as many and in
+        its order (a second table's columns named its own way), are given
+        the index's names by position, and ``warn`` is told which (without
+        it, a :class:`~neardup_solr.errors.NeardupWarning`): so the two
+        tables are compared field by field. A field of theirs the index has
+        keeps its name, and must be at its place for the others to be
+        paired; named otherwise, they are fields of their own. (``text``
+        as a dict names each column's field instead.)
 
         Records of a source the index did not hold, or of fields it was not
         planned for, make its plan again from all it holds, and rebuild it
@@ -259,13 +273,18 @@ class NearDuplicates:
         self._changed()
         settings = self.settings
         new_source = replan and bool(source) and not self.solr.count_starting(ID, key_prefix(source))
+        if settings.fielded:
+            records = _in_index_fields(records, settings, source, warn or _warning)
+            # The first record is checked before any is sent.
+            records = iter(records)
+            first = next(records, None)
+            records = records if first is None else chain([self._fitting(first, settings)], records)
         known = {p.name for p in settings.fields}
         misfits: list[str] = []
 
         def note(record: Record) -> None:
-            # A record of fields the index was not planned for (or of none) changes the plan.
-            if settings.fielded and not misfits and (len(record.fields) < 2
-                                                     or not {n for n, _ in record.fields} <= known):
+            # A record of fields the index was not planned for changes the plan.
+            if settings.fielded and not misfits and not {n for n, _ in self._fitting(record, settings).fields} <= known:
                 misfits.append(record.id)
 
         read = _Counted.of(records, note)
@@ -288,6 +307,22 @@ class NearDuplicates:
         log.info("added %d records to %s", count, self.solr.url)
         return count
 
+    def _fitting(self, record: Record, settings: IndexSettings) -> Record:
+        """``record``, when it can be added to an index of ``settings``:
+        an index of records of fields takes no record of one text, which
+        would plan it again as one of texts (a report would then compare
+        every record as one text).
+
+        Raises:
+            InputError: it cannot.
+        """
+        if settings.fielded and len(record.fields) < 2:
+            raise InputError(f"the index at {self.solr.url} holds records of fields "
+                             f"({', '.join(p.name for p in settings.fields)}); record {shown_id(record.id)} is one "
+                             "text, which would make every record one text",
+                             hint="give its fields (a table's columns, two or more), or index these on their own")
+        return record
+
     def _check_unmixed(self, source: str) -> None:
         """Refuse records of ``source`` for an index of records without a
         source, and records without one for an index of sources: mixed,
@@ -298,8 +333,8 @@ class NearDuplicates:
         Raises:
             InputError: the index holds the other kind.
         """
-        docs = self.solr.search("*:*", fl=ID, rows=1).docs
-        if not docs or bool(source_of(docs[0][ID])) == bool(source):
+        holds = self._holds()
+        if not holds or (holds == "sources") == bool(source):
             return
         if source:
             raise InputError(f"the index at {self.solr.url} holds records without a source; records of source "
@@ -307,6 +342,12 @@ class NearDuplicates:
                              hint="index the records there with a source of their own first, or add these without one")
         raise InputError(f"the index at {self.solr.url} holds records of sources; records without one would be mixed "
                          "with them", hint="give these records a source too")
+
+    def _holds(self) -> str:
+        """Which kind of records the index holds: "sources" (records of
+        sources), "records" (without one), or "" (none). One request."""
+        docs = self.solr.search("*:*", fl=ID, rows=1).docs
+        return "" if not docs else "sources" if source_of(docs[0][ID]) else "records"
 
     def pairs_of(self, records: Iterable[RecordLike], *, source: str = "", cut: float | None = None,
                  progress: Progress | bool | None = None, threshold: float | None = None) -> Pairs:
@@ -332,9 +373,13 @@ class NearDuplicates:
         fields = self._field_search() if cut is None else None
         with told(progress) as tell:
             if fields is None:
-                return Pairs(self._search(cut).pairs_with(records, progress=tell))
-            return Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
-                                    self._search(None).find(r.text, exclude=r.id), records, tell))
+                found = Pairs(self._search(cut).pairs_with(records, progress=tell))
+            else:
+                records = _in_index_fields(records, fields.settings, source, lambda said: None)
+                found = Pairs(pairs_with(lambda r: fields.find(r, exclude=r.id) if r.fields else
+                                         self._search(None).find(r.text, exclude=r.id), records, tell))
+        found.sourced = bool(source)
+        return found
 
     def pairs(self, *, link: bool = False, one_to_one: bool = False, cut: float | None = None,
               max_bucket: int | None = MAX_BUCKET, labels: Mapping[frozenset[str], bool] | None = None,
@@ -398,6 +443,7 @@ class NearDuplicates:
                                      progress=tell, warn=warn or _warning, explain=explain)
             if one_to_one:
                 linked.pairs = one_partner_each(linked.pairs)
+            linked.sourced = self._holds() == "sources"
             save_model(self.solr, linked.model, linked.keys)
             self._changed()
             return linked
@@ -406,6 +452,7 @@ class NearDuplicates:
                                  labels=labels, progress=tell, warn=warn or _warning, explain=explain)
         if one_to_one:
             verified.pairs = one_partner_each(verified.pairs)
+        verified.sourced = self._holds() == "sources"
         save_model(self.solr, verified.model)
         self._changed()
         log.info("%r of %s", verified, self.solr.url)
@@ -508,8 +555,7 @@ class NearDuplicates:
             NeardupError: ``a`` or ``b`` is not indexed.
             SolrUnavailable, SolrFailure: Solr could not be reached or refused.
         """
-        docs = {doc[ID]: doc for doc in self.solr.search(
-            f"{{!terms f={ID} separator=$sep}}{a}\n{b}", sep="\n", fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=2).docs}
+        docs = self._indexed([a, b], f"{ID},{TEXT},{RECORD_FIELDS}")
         for wanted in (a, b):
             if wanted not in docs:
                 raise NeardupError(f"no record with id {wanted!r} in {self.solr.url}",
@@ -530,28 +576,39 @@ class NearDuplicates:
         return of_text(a, b, search.model, float(similarity[0]), int(level[0]))
 
     def record(self, record_id: str) -> Record:
-        """The indexed record ``record_id``: its text and fields (one request).
+        """The indexed record ``record_id`` (its key, as ``source/id``; of an
+        index without sources, an id as written, ``ORD/17``, whose key is
+        ``/ORD/17``): its key, text and fields (one request).
 
         Raises:
             NeardupError: no record has that id.
         """
-        docs = self.solr.search(term(ID, record_id), fl=f"{ID},{TEXT},{RECORD_FIELDS}", rows=1).docs
-        if not docs:
+        docs = self._indexed([record_id], f"{ID},{TEXT},{RECORD_FIELDS}")
+        if record_id not in docs:
             raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
                                hint="check the id (ids match exactly) and the index asked")
-        return record_of(docs[0])
+        return record_of(docs[record_id])
 
     def text(self, record_id: str) -> str:
-        """The indexed text of ``record_id`` (one request).
+        """The indexed text of ``record_id`` (as :meth:`record` finds it; one request).
 
         Raises:
             NeardupError: no record has that id.
         """
-        docs = self.solr.search(term(ID, record_id), fl=TEXT, rows=1).docs
-        if not docs:
-            raise NeardupError(f"no record with id {record_id!r} in {self.solr.url}",
-                               hint="check the id (ids match exactly) and the index asked")
-        return docs[0][TEXT]
+        return self.record(record_id).text
+
+    def _indexed(self, record_ids: Sequence[str], fl: str) -> dict[str, dict]:
+        """The Solr documents of those of ``record_ids`` indexed, by the id
+        asked: each is its record's key, or an id of a record without a
+        source (``ORD/17``, whose key is ``/ORD/17``: an index holds records
+        of sources or records without, so the two never both name one).
+        One request."""
+        asked = {key: wanted for wanted in record_ids for key in (wanted, keyed("", wanted))}
+        docs = self.solr.search(f"{{!terms f={ID} separator=$sep}}" + "\n".join(asked), sep="\n", fl=fl,
+                                rows=len(asked)).docs
+        found = {doc[ID]: doc for doc in docs}
+        return {wanted: found.get(wanted) or found[keyed("", wanted)] for wanted in record_ids
+                if wanted in found or keyed("", wanted) in found}
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The indexed text of each of ``ids`` that is indexed (the others
@@ -632,6 +689,32 @@ class NearDuplicates:
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+def _in_index_fields(records: Iterable[Record], settings: IndexSettings, source: str,
+                     warn: Callable[[str], None]) -> Iterator[Record]:
+    """``records``, those whose fields are named otherwise than the index's
+    but as many, each of theirs the index has at its place, given the
+    index's names by position (see :meth:`NearDuplicates.add`); ``warn``
+    is told of each pairing once."""
+    names = [p.name for p in settings.fields]
+    known = set(names)
+    pairings: dict[tuple[str, ...], dict[str, str] | None] = {}
+    for record in records:
+        own = tuple(name for name, _ in record.fields)
+        if len(own) < 2 or known.issuperset(own):
+            yield record
+            continue
+        if own not in pairings:
+            fits = len(own) == len(names) and all(o == n for o, n in zip(own, names) if o in known)
+            pairings[own] = dict(zip(own, names)) if fits else None
+            if fits:
+                paired = ", ".join(f"{o} as {n}" for o, n in zip(own, names) if o != n)
+                warn(f"the fields {', '.join(own)} of {f'source {source!r}' if source else 'these records'} are "
+                     f"not the index's ({', '.join(names)}): paired with them by position ({paired})")
+        pairing = pairings[own]
+        yield record if pairing is None else Record(record.id, record.text,
+                                                    tuple((pairing[name], value) for name, value in record.fields))
 
 
 class _Counted:

@@ -202,6 +202,21 @@ def _names(value: str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in (value or "").split(",") if name.strip())
 
 
+def _text_layout(id_name: str | None, value: str | None, option: str) -> Layout:
+    """The layout of the id column and the text columns ``value`` names,
+    each ``COLUMN`` or ``COLUMN=FIELD`` (its values are the field FIELD)."""
+    columns, renamed = [], []
+    for item in _names(value):
+        column, equals, field = (part.strip() for part in item.partition("="))
+        if equals and not (column and field):
+            raise click.BadParameter(f"{item!r} names no column and field: write COLUMN=FIELD",
+                                     param_hint=f"'{option}'")
+        columns.append(column)
+        if field and field != column:
+            renamed.append((column, field))
+    return Layout(id_name or Layout.id_field, tuple(columns), tuple(renamed))
+
+
 def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda options: False,
                  renamed_format: bool = False):
     """Adds the options that say how to read the command's ``records`` (the
@@ -224,11 +239,12 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
     @click.option("--id-column", metavar="NAME", help="CSV/TSV/Parquet: the column holding the id.  [default: id]")
     @click.option("--text-columns", metavar="A,B,...",
                   help="CSV/TSV/Parquet: the columns joined, in this order, into the text [default: every other "
-                  "column].")
+                  "column]; COLUMN=FIELD compares a column as the index's field FIELD.")
     @click.option("--id-field", metavar="NAME", help="JSON Lines: the field holding the id.  [default: id]")
     @click.option("--text-fields", metavar="A,B,...",
                   help="JSON Lines: the fields joined, in this order, into the text [default: every other field "
-                  "holding text or a number].")
+                  "holding text, a number, a list or an object]; NAME=FIELD compares a field as the index's field "
+                  "FIELD.")
     @functools.wraps(command)
     def wrapper(*args, records: Path | None, input_format: str | None, id_column: str | None,
                 text_columns: str | None, id_field: str | None, text_fields: str | None, **kwargs):
@@ -246,7 +262,8 @@ def record_input(command=None, *, replay_if: Callable[[dict], bool] = lambda opt
                 raise click.UsageError(f"{option} are for {kind} input; {source.name} is read as {source.format} "
                                        "(see --input-format)")
         id_name, text_names = (id_column, text_columns) if table else (id_field, text_fields)
-        source = replace(source, layout=Layout(id_name or Layout.id_field, _names(text_names)))
+        source = replace(source, layout=_text_layout(id_name, text_names,
+                                                     "--text-columns" if table else "--text-fields"))
         replay = replay_if(kwargs)
         try:
             with source.replayable() if replay else nullcontext(source) as readable:

@@ -100,6 +100,10 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
 
     To link two tables, index each as a source of its own (--source, the
     second with --append and its own columns) and ask `report --link`.
+    Their columns are compared field by field by name. Columns named
+    otherwise than the index's fields, as many and in the same order
+    (--text-columns), are paired with them by position, and the command
+    says so; or name each column's field: --text-columns given=first,...
 
     \b
     Examples:
@@ -113,6 +117,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
       neardup index --append new.txt --pairs new-pairs.csv
       neardup index ours.csv --source ours --id-column sku
       neardup index --append theirs.jsonl --source theirs --id-field code --text-fields title,brand --no-pairs
+      neardup index --append b.csv --source b --text-columns given=first,family=last,town=city --no-pairs
     """
     if no_pairs and (not append or pairs_out is not None):
         raise click.UsageError("--no-pairs is for --append, and leaves out the pairs --pairs would write")
@@ -122,11 +127,11 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
         for _ in RecordReader(records, strict=True):
             pass
     nd = NearDuplicates(solr)
-    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}")).start()
+    reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"), on_note=say).start()
     started = time.monotonic()
     with reading_progress(reader, quiet) as bar:
         if append:
-            count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar))
+            count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar), warn=say)
         else:
             count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, minhash_values=minhash_values,
                              lsh_shingles=lsh_shingles, reference=not lean, batch_size=batch_size,

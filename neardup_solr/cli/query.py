@@ -66,11 +66,12 @@ def query(text: str | None, record_id: str | None, given_fields: tuple[str, ...]
     if as_json and out_format:
         raise click.UsageError("give either --json or --format")
     nd = NearDuplicates(solr)
+    excluded = None
     if record_id is not None:
         record = nd.record(record_id)
-        asked, text = (record if record.fields else record.text), record.text
+        asked, text, excluded = (record if record.fields else record.text), record.text, record.id
     try:
-        matches = nd.query(asked, exclude=record_id, source=source, cut=cut, limit=limit)
+        matches = nd.query(asked, exclude=excluded, source=source, cut=cut, limit=limit)
     except InputError as err:  # the text given is a wrong argument value (exit 1), not an unusable file
         raise NeardupError(err.message, hint=err.hint) from None
     with atomic_output(STDOUT) as out:

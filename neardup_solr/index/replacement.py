@@ -22,8 +22,8 @@ from ..records.record import Record
 from .sampling import choose_plan, index_sample
 from .schema import ID, RECORD_FIELDS, TEXT
 from .solr import Solr
-from .state import (BUILD_PROPERTY, GENERATION_PROPERTY, MODEL_PROPERTY, IndexSettings, Stamp, mark_replacing,
-                    save_built, stamp)
+from .state import (MODEL_PROPERTY, IndexSettings, Stamp, forget_previous, index_properties, mark_replacing,
+                    restoring, save_built, stamp)
 from .writer import BATCH_SIZE, index_records
 
 log = logging.getLogger("neardup_solr")
@@ -175,10 +175,10 @@ def replace_index(
     Costs, beyond :func:`index_records`: a core creation (a collection's:
     a core per replica, on SolrCloud) and a swap or alias change, the old
     index's removal, a listing of cores or collections, the mark (a reload
-    of the served core, and of the new one with its settings), and a
-    request every HEARTBEAT seconds; STALE seconds of waiting when a killed
-    run left its mark or its core; the disk holds both indexes until the
-    swap (docs/scale.md has what a run measured). Needs Solr's admin
+    of the served core, and of the new one with its settings, again after
+    the swap), and a request every HEARTBEAT seconds; STALE seconds of
+    waiting when a killed run left its mark or its core; the disk holds
+    both indexes until the swap (docs/scale.md has what a run measured). Needs Solr's admin
     rights: core-admin-edit on a standalone Solr, collection-admin-edit and
     config-edit on SolrCloud.
 
@@ -189,7 +189,7 @@ def replace_index(
         SolrFailure: Solr refused the admin requests (or failed them).
         SolrUnavailable: Solr could not be reached.
     """
-    kept = solr.user_properties().get(MODEL_PROPERTY, "") if keep_model else ""
+    kept = index_properties(solr).get(MODEL_PROPERTY, "") if keep_model else ""
     place = _admin(solr, lambda: (_NewCollection if solr.cloud() else _NewCore)(solr))
     _admin(solr, place.claim)
     try:
@@ -201,9 +201,7 @@ def replace_index(
             if not count:
                 raise InputError(f"there were no records to index; the index at {solr.url} was left as it was",
                                  hint="check the file's format and its id field or column")
-            save_built(new, settings, place.name)
-            if kept:
-                new.set_user_properties({MODEL_PROPERTY: kept})
+            place.save(new, settings, kept)
         _admin(solr, place.swap)
     except SolrFailure:
         gone = place.built and _log_version(solr, place.name) is None  # its core removed under it
@@ -216,6 +214,7 @@ def replace_index(
     except BaseException:
         place.discard()
         raise
+    _quietly(place.swapped)
     place.retire()
     return count
 
@@ -254,6 +253,15 @@ class _Replacement:
         self.marked = self.built = False
         self.dead: set[str] = set()  # other replacements found dead
         self.yielded_to = ""  # the older replacement this one gives way to
+        self.written: dict[str, str] = {}  # the new index's properties, once saved
+
+    def save(self, new: Solr, settings: IndexSettings, model: str) -> None:
+        """Keep the new index's settings and ``model`` with it (:func:`~.state.save_built`)."""
+        self.written = save_built(new, settings, self.name, model)
+
+    def swapped(self) -> None:
+        """What the served index keeps once swapped in: as saved, where
+        its overlay is its own."""
 
     def claim(self) -> None:
         """Refuse when another replacement marked on the index is alive;
@@ -314,7 +322,12 @@ class _NewCore(_Replacement):
     each time it writes: saving the new settings through the new core
     reloads only that core (the served one keeps what it loaded), so the
     served core answers with its own settings until the swap; a run that
-    fails after saving them puts the served core's back.
+    fails after saving them puts the served core's back. A Solr that stops
+    before the swap loads the file into both cores when it starts again:
+    the served core's properties are saved beside the new ones
+    (``state.PREVIOUS_PROPERTY``) until the swap is done, and readers tell
+    which are the served core's by the folder it lives in
+    (:func:`~.state.index_properties`).
     """
 
     def __init__(self, solr: Solr):
@@ -330,7 +343,7 @@ class _NewCore(_Replacement):
         the local Solr makes it), else from the one the local Solr installs
         the project's configuration as (``neardup``), which cores made
         beside its own may share."""
-        self.kept = self.solr.user_properties()
+        self.kept = index_properties(self.solr)
         configsets = list(dict.fromkeys([self.solr.name, local_solr.CORE]))
         for configset in configsets:
             try:
@@ -345,13 +358,22 @@ class _NewCore(_Replacement):
                           hint=f"it is made from the configset {' or '.join(map(repr, configsets))}, "
                           "which the Solr node must have")
 
+    def save(self, new: Solr, settings: IndexSettings, model: str) -> None:
+        """As a collection's, with the served core's properties beside them
+        (the overlay is shared) until the swap."""
+        self.written = save_built(new, settings, self.name, model, served=self.kept)
+
     def swap(self) -> None:
         self.solr.core_admin("SWAP", core=self.solr.name, other=self.name)
+
+    def swapped(self) -> None:
+        """The new core's properties saved again without the old core's."""
+        forget_previous(self.solr, self.written)
 
     def discard(self) -> None:
         if self.kept:
             # What this build wrote to the shared overlay, back as it was (what the served core did not keep: none).
-            restored = self.kept | {key: "" for key in (GENERATION_PROPERTY, BUILD_PROPERTY) if key not in self.kept}
+            restored = restoring(self.kept, self.written)
             _quietly(lambda: self.solr.at(self.name).set_user_properties(restored))
         _quietly(lambda: self._remove(self.name))
         _quietly(self.release)

@@ -168,6 +168,13 @@ class Solr:
         other._client = pysolr.Solr(other.url, timeout=self.timeout, session=self.session, auth=self.session.auth)
         return other
 
+    def instance(self) -> str:
+        """The name of the folder the core lives in (its instance dir), which
+        a swap of cores does not change, from the core's own system
+        information (one request, with the permission that reads its config)."""
+        folder = self.get("admin/system").get("core", {}).get("directory", {}).get("instance", "")
+        return folder.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
     def cloud(self) -> bool:
         """Whether the node runs SolrCloud (one request)."""
         return self.get(self.admin_url("info/system")).get("mode") == "solrcloud"

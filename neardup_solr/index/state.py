@@ -18,9 +18,21 @@ that built the index:
   replaced under its write;
 - ``neardup.replacing``: set on the served index while a replacement builds
   its successor (the name of the core or collection it builds in), so
-  writes that would be lost with the old index are refused meanwhile.
+  writes that would be lost with the old index are refused meanwhile;
+- ``neardup.previous``: the served index's own properties, as JSON, while a
+  new build's are saved beside them. A standalone Solr's cores made from
+  one configset share one overlay file, and a core reads it again when it
+  is reloaded or Solr restarts: a Solr that stops between a new build's
+  save and its swap would otherwise serve the old records under the new
+  build's settings. What a core has is its own when ``neardup.build`` names
+  the folder the core lives in (a build's core is made in a folder of its
+  name, and a swap swaps names, not folders), else ``neardup.previous`` is
+  (:func:`index_properties`); the next write puts that back
+  (:func:`set_properties`).
 
-Each read or write here is one request to Solr.
+Each read or write here is one request to Solr, two when a build's
+properties stand beside the served index's (a read asks the core which
+folder it lives in).
 """
 
 from __future__ import annotations
@@ -92,18 +104,19 @@ class IndexSettings:
 
     def save(self, solr: Solr) -> None:
         """Keep these settings, under a new generation (a reader reloads them)."""
-        solr.set_user_properties({**self.stored(), GENERATION_PROPERTY: new_generation()})
+        set_properties(solr, {**self.stored(), GENERATION_PROPERTY: new_generation()})
 
     @classmethod
     def load(cls, solr: Solr) -> IndexSettings:
         """The settings ``solr``'s index was built with (the defaults for
         any it does not keep)."""
-        return cls.of(solr.user_properties())
+        return cls.of(index_properties(solr))
 
     @classmethod
     def of(cls, stored: dict[str, str]) -> IndexSettings:
-        """The settings in an index's user properties ``stored``."""
-        stored = dict(stored)
+        """The settings in an index's user properties ``stored`` (an empty
+        value is one the index does not keep)."""
+        stored = {key: value for key, value in stored.items() if value}
         # What indexes kept before two fields were renamed.
         for old, new in (("rows", "band_rows"), ("signatures", "minhash_values")):
             if PREFIX + old in stored:
@@ -122,14 +135,49 @@ BUILT_PROPERTY = PREFIX + "bands"
 def built_settings(solr: Solr) -> IndexSettings | None:
     """The settings of ``solr``'s index, or ``None`` when it was never built
     (an empty core the local Solr made, or one of another tool)."""
-    stored = solr.user_properties()
-    return IndexSettings.of(stored) if BUILT_PROPERTY in stored else None
+    stored = index_properties(solr)
+    return IndexSettings.of(stored) if stored.get(BUILT_PROPERTY) else None
 
 
 MODEL_PROPERTY = PREFIX + "model"
 GENERATION_PROPERTY = PREFIX + "generation"
 BUILD_PROPERTY = PREFIX + "build"
 REPLACING_PROPERTY = PREFIX + "replacing"
+PREVIOUS_PROPERTY = PREFIX + "previous"
+
+
+def index_properties(solr: Solr) -> dict[str, str]:
+    """The user properties of the records ``solr`` serves: those its core
+    has, or, when a new build's were saved beside them and the core is not
+    that build's (``neardup.previous``, see the module's docstring), the
+    served index's own, kept with them."""
+    return _own(solr, solr.user_properties())
+
+
+def _own(solr: Solr, stored: dict[str, str]) -> dict[str, str]:
+    previous = stored.get(PREVIOUS_PROPERTY)
+    if not previous or solr.instance() == stored.get(BUILD_PROPERTY):
+        return stored
+    return json.loads(previous)
+
+
+def set_properties(solr: Solr, values: dict[str, str]) -> None:
+    """Set ``values`` among the index's user properties; the properties a
+    new build saved beside the served index's, if its core has them, are
+    put back to the served index's own first (in the same request)."""
+    stored = solr.user_properties()
+    if stored.get(PREVIOUS_PROPERTY):
+        values = restoring(_own(solr, stored), stored) | values
+    solr.set_user_properties(values)
+
+
+def restoring(own: dict[str, str], written: dict[str, str]) -> dict[str, str]:
+    """What sets an index's user properties back to ``own`` over
+    ``written`` (a build's): each of ours ``written`` has and ``own`` does
+    not emptied (an empty value is one the index does not keep), and no
+    build's beside them."""
+    emptied = {key: "" for key in written if key.startswith(PREFIX) and key not in own}
+    return emptied | own | {PREVIOUS_PROPERTY: ""}
 
 
 def new_generation() -> str:
@@ -152,24 +200,38 @@ class Stamp:
 
 def stamp(solr: Solr) -> Stamp:
     """The index's :class:`Stamp`."""
-    stored = solr.user_properties()
+    stored = index_properties(solr)
     return Stamp(stored.get(GENERATION_PROPERTY, ""), stored.get(BUILD_PROPERTY, ""),
                  stored.get(REPLACING_PROPERTY, ""))
 
 
-def save_built(solr: Solr, settings: IndexSettings, build: str) -> None:
+def save_built(solr: Solr, settings: IndexSettings, build: str, model: str = "",
+               served: dict[str, str] | None = None) -> dict[str, str]:
     """Keep what a new build is with its records: its settings, its build
-    ``build``, a new generation, no model yet and no replacement marked
-    (one request, and one reload of the core)."""
-    solr.set_user_properties({**settings.stored(),
-                              BUILD_PROPERTY: build, GENERATION_PROPERTY: new_generation(),
-                              REPLACING_PROPERTY: "", MODEL_PROPERTY: ""})
+    ``build``, a new generation, the model ``model`` (as :func:`keep_model`
+    writes it; "": none yet) and no replacement marked; with ``served``,
+    the properties of the index it is to replace, which share its overlay
+    (``neardup.previous``), kept beside them until the swap
+    (:func:`forget_previous`). Returns what it wrote. One request, and one
+    reload of the core."""
+    written = {**settings.stored(), BUILD_PROPERTY: build, GENERATION_PROPERTY: new_generation(),
+               REPLACING_PROPERTY: "", MODEL_PROPERTY: model,
+               PREVIOUS_PROPERTY: "" if served is None else json.dumps(served, separators=(",", ":"))}
+    solr.set_user_properties(written)
+    return written
+
+
+def forget_previous(solr: Solr, written: dict[str, str]) -> None:
+    """After the swap: ``written`` (what :func:`save_built` wrote) kept again
+    without the replaced index's properties, so nothing another write put
+    in the shared overlay meanwhile stays. One request, and one reload."""
+    solr.set_user_properties(written | {PREVIOUS_PROPERTY: ""})
 
 
 def mark_replacing(solr: Solr, building: str) -> None:
     """Mark the index as being replaced by a build in ``building`` ("": no
     longer)."""
-    solr.set_user_properties({REPLACING_PROPERTY: building})
+    set_properties(solr, {REPLACING_PROPERTY: building})
 
 
 def keep_model(solr: Solr, stored: dict | None) -> None:
@@ -178,12 +240,12 @@ def keep_model(solr: Solr, stored: dict | None) -> None:
     are gone), under a new generation. The model types read and write
     themselves (:mod:`neardup_solr.match.stored`)."""
     text = "" if stored is None else json.dumps(stored, separators=(",", ":"))
-    solr.set_user_properties({MODEL_PROPERTY: text, GENERATION_PROPERTY: new_generation()})
+    set_properties(solr, {MODEL_PROPERTY: text, GENERATION_PROPERTY: new_generation()})
 
 
 def stored_model(solr: Solr) -> dict | None:
     """The dict of the match model kept with the index, if any."""
-    stored = solr.user_properties().get(MODEL_PROPERTY)
+    stored = index_properties(solr).get(MODEL_PROPERTY)
     if not stored:
         return None
     try:

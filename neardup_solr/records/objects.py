@@ -63,7 +63,7 @@ def fielded_record(item: Mapping) -> Record:
 
 
 def as_records(items: Iterable[RecordLike] | object, id: str | None = None,
-               text: str | Sequence[str] | None = None) -> Iterator[Record]:
+               text: str | Sequence[str] | Mapping[str, str] | None = None) -> Iterator[Record]:
     """``items`` as Records, one at a time (see :func:`as_record`); a pandas
     or polars DataFrame or a pyarrow Table as its rows, the id in column
     ``id`` and the text the columns ``text`` (see

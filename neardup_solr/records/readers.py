@@ -16,7 +16,8 @@ standard input):
   reading resumes at its second line, so a stray quote never swallows the
   rows after it;
 - JSON Lines, one object a line: the id field (a string or a whole number)
-  and the text fields (strings and numbers; a missing or null one is empty);
+  and the text fields (strings and numbers, lists and objects of them; a
+  missing or null one is empty);
 - Parquet (:mod:`tables`, with pyarrow, an extra): rows found and joined
   by the CSV rules (:func:`table_layout`, :func:`table_entry`), numbered
   from 1, the first row of data.
@@ -37,7 +38,12 @@ bad, with the reason each gets:
 - CSV and TSV: a row with more or fewer fields than the header, a quote
   that does not close (named by the line it opens on);
 - JSON Lines: a line that does not parse, is not an object, lacks the id
-  field, or holds a list or object in a text field.
+  field, or holds true or false in a text field it names.
+
+Nothing valid is dropped without a note (:attr:`RecordReader.notes`): a CSV
+or TSV text column named like an earlier one is a field of its own
+(``name_2``), and a JSON object in a field (or a list holding one) is the
+text of its values (:func:`_nested_text`).
 
 A header without the id column or a named text column makes no record
 readable: :class:`~neardup_solr.errors.MissingField`, before any record.
@@ -60,7 +66,7 @@ from ..errors import InputError
 from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
 from ..files import GZIP_ERRORS
 from .seen import SeenIds
-from .rows import LIST_SEPARATOR, Entry, joined, fielded, table_entry, table_layout
+from .rows import LIST_SEPARATOR, Entry, distinct_columns, joined, fielded, table_entry, table_layout
 from .sources import TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 if TYPE_CHECKING:
@@ -94,6 +100,11 @@ class RecordReader:
     max_line_bytes: int = MAX_LINE_BYTES
     on_bad: Callable[[BadLine], None] | None = None
     bad: list[BadLine] = field(default_factory=list)
+    # What the reading did to keep records whole (a repeated column's name
+    # made distinct, an object's values read as a field's text), each kind
+    # once, where first met, as ``file:line: what``; told to ``on_note`` too.
+    on_note: Callable[[str], None] | None = None
+    notes: list[str] = field(default_factory=list)
     lines: int = 0
     # Valid records given out so far.
     records: int = 0
@@ -133,7 +144,7 @@ class RecordReader:
                     self._entries = self._opened.entries()
                 else:
                     self._opened = self._closing.enter_context(open_bytes(self.source))
-                    self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes)
+                    self._entries = _entries(self.source, self._opened.stream, self.max_line_bytes, self._note)
         return self
 
     def close(self) -> None:
@@ -154,13 +165,20 @@ class RecordReader:
                         self._report(BadLine(self.source.name, entry.line, reason, entry.row))
                         continue
                     self.records += 1
-                    yield Record(entry.id, entry.text, entry.fields)
+                    yield Record(entry.id, entry.text, self.source.layout.named(entry.fields))
         finally:
             seen.close()
             self.close()
 
     def _readable(self) -> _ReadErrors:
         return _ReadErrors(self.source.name)
+
+    def _note(self, line: int, row: int | None, what: str) -> None:
+        if any(said.endswith(f": {what}") for said in self.notes):
+            return
+        self.notes.append(str(BadLine(self.source.name, line, what, row)))
+        if self.on_note is not None:
+            self.on_note(self.notes[-1])
 
     def _report(self, bad: BadLine) -> None:
         if self.strict:
@@ -196,11 +214,16 @@ def read_texts(source: RecordFile | Path | str, wanted: Iterable[str] | None = N
     return {r.id: r.text for r in RecordReader(source) if keep is None or r.id in keep}
 
 
-def _entries(source: RecordFile, stream: BinaryIO, limit: int) -> Iterator[Entry]:
+# Told of what a reading did to keep an entry whole (a column renamed, an
+# object's values read as text): its line, its row (for a table) and what.
+Note = Callable[[int, "int | None", str], None]
+
+
+def _entries(source: RecordFile, stream: BinaryIO, limit: int, note: Note) -> Iterator[Entry]:
     if source.format in TABLE_DELIMITERS:
-        return _table_entries(stream, source, limit)
+        return _table_entries(stream, source, limit, note)
     if source.format == "jsonl":
-        return (_json_entry(number, raw, source.layout, limit) for number, raw in _first_lines(stream, limit))
+        return (_json_entry(number, raw, source.layout, limit, note) for number, raw in _first_lines(stream, limit))
     return (_text_entry(number, raw, limit) for number, raw in _first_lines(stream, limit))
 
 
@@ -344,7 +367,7 @@ class _RowLines:
         return line
 
 
-def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator[Entry]:
+def _table_entries(stream: BinaryIO, source: RecordFile, limit: int, note: Note) -> Iterator[Entry]:
     """Reads the header now (a missing column fails at once); the rows as the
     result is iterated.
 
@@ -405,6 +428,9 @@ def _table_entries(stream: BinaryIO, source: RecordFile, limit: int) -> Iterator
     columns = [name.strip() for name in first[1]]
     width = len(columns)
     id_at, text_at = table_layout(columns, source)
+    columns, notes = distinct_columns(columns, text_at)
+    for said in notes:
+        note(first[0], 1, said)
     return (table_entry(line, row, cells, problem, columns, id_at, text_at)
             for row, (line, cells, problem) in enumerate(numbered, start=2))
 
@@ -420,7 +446,7 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
-def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> Entry:
+def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int, note: Note) -> Entry:
     line, bad = _decoded(number, raw, limit)
     if bad is not None:
         return bad
@@ -448,10 +474,14 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int) -> E
         if found is None:
             texts.append("")
             continue
-        if isinstance(found, list) and all(_is_text(item) or item is None for item in found):
-            found = LIST_SEPARATOR.join(_as_text(item) for item in found if item is not None)
+        if isinstance(found, (dict, list)):
+            if _holds_object(found):
+                note(number, None, f"field {name!r} holds {'an object' if isinstance(found, dict) else 'objects'}: "
+                     "the text of its values is the field's (keys left out)")
+            found = _nested_text(found)
         elif not _is_text(found):
-            return Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number or a list of them")
+            return Entry(number, reason=f"field {name!r} holds {_kind(found)}, not text, a number, a list or an "
+                         "object")
         texts.append(_as_text(found))
         if reason := field_problem("field", name, texts[-1]):
             return Entry(number, reason=reason)
@@ -463,8 +493,25 @@ def _as_text(value: Any) -> str:
 
 
 def _is_field(value: Any) -> bool:
-    """Whether a JSON value can be a field: text, a number, or a list of them."""
-    return _is_text(value) or (isinstance(value, list) and all(_is_text(item) or item is None for item in value))
+    """Whether a JSON value can be a field: text, a number, a list or an
+    object (read as :func:`_nested_text`)."""
+    return _is_text(value) or isinstance(value, (list, dict))
+
+
+def _holds_object(value: Any) -> bool:
+    return isinstance(value, dict) or (isinstance(value, list) and any(map(_holds_object, value)))
+
+
+def _nested_text(value: Any) -> str:
+    """A list's or an object's text, as one field's: a list's items joined
+    with LIST_SEPARATOR, an object's values (not its keys) with spaces, each
+    item or value read so in turn; text and numbers as they are, null,
+    true and false left out (as at the top)."""
+    if isinstance(value, list):
+        return LIST_SEPARATOR.join(text for text in map(_nested_text, value) if text)
+    if isinstance(value, dict):
+        return " ".join(text for text in map(_nested_text, value.values()) if text)
+    return _as_text(value) if _is_text(value) else ""
 
 
 def text_record(raw: bytes) -> Record | None:

@@ -70,6 +70,26 @@ def table_layout(columns: Sequence[str], source: RecordFile,
     return id_at, text_at
 
 
+def distinct_columns(columns: Sequence[str], text_at: Sequence[int]) -> tuple[list[str], list[str]]:
+    """A header's ``columns`` with each text column (at ``text_at``) whose
+    name an earlier column has renamed to that name and its number among
+    them (``name_2``; one not taken), so that each is a field of its own;
+    and a sentence for each one renamed."""
+    names = list(columns)
+    notes = []
+    for at in text_at:
+        earlier = [i for i in range(at) if columns[i] == columns[at]]
+        if not earlier:
+            continue
+        number = len(earlier) + 1
+        while f"{columns[at]}_{number}" in names:
+            number += 1
+        names[at] = f"{columns[at]}_{number}"
+        notes.append(f"column {at + 1} repeats the name {columns[at]!r} of column {earlier[0] + 1}: its values are "
+                     f"the field {names[at]!r}")
+    return names, notes
+
+
 def _column(columns: Sequence[str], wanted: str, name: str, role: str) -> int:
     found = [i for i, column in enumerate(columns) if column == wanted]
     if len(found) > 1:

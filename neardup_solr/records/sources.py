@@ -69,11 +69,35 @@ class Layout:
     """Where a record's id and text are in a table row or a JSON object.
 
     ``text_fields`` are joined with a space in the order given; empty means
-    every field but the id, in the file's order.
+    every field but the id, in the file's order. ``renamed`` holds (column,
+    field) for the text columns whose values are the field of another name:
+    a second table's columns named otherwise than the first's, so that the
+    two are compared field by field.
+
+    Raises:
+        InputError: two text columns would be one field.
     """
 
     id_field: str = "id"
     text_fields: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [self.field_name(column) for column in self.text_fields]
+        if twice := next((name for name in names if names.count(name) > 1), None):
+            columns = [column for column in self.text_fields if self.field_name(column) == twice]
+            raise InputError(f"the text columns {', '.join(map(repr, columns))} would all be the field {twice!r}",
+                             hint="name each column's field once")
+
+    def field_name(self, column: str) -> str:
+        """The name of the field a text column's values are."""
+        return dict(self.renamed).get(column, column)
+
+    def named(self, fields: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """A record's ``fields`` (read by their columns' names) named as their fields."""
+        if not self.renamed:
+            return fields
+        return tuple((self.field_name(name), value) for name, value in fields)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ naming the extra that installs it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -122,6 +122,10 @@ class _Columns:
 
     def __init__(self, names: Sequence[str], kinds: Sequence[Any], source: RecordFile):
         id_at, text_at = table_layout(names, source, usable=lambda i: _textual(kinds[i]))
+        # Read by name, a column named twice cannot be told from its twin (a CSV file's is renamed instead).
+        if twice := next((names[i] for i in text_at if names.count(names[i]) > 1), None):
+            raise InputError(f"{source.name}: column {twice!r} appears {names.count(twice)} times in the header",
+                             hint="give each column its own name")
         for at, role in ((id_at, "id"), *((i, "text") for i in text_at)):
             if not _textual(kinds[at]):
                 raise InputError(f"{source.name}: column {names[at]!r} holds {kinds[at]}, which has no text form",
@@ -318,12 +322,15 @@ def _arrow_for(library: str) -> ModuleType:
     return require("pyarrow", f"reading a {library} table", {"pyarrow": "parquet"}.get(library, library))
 
 
-def table_records(table: Any, id: str | None = None, text: str | Sequence[str] | None = None) -> Iterator[Record]:
+def table_records(table: Any, id: str | None = None,
+                  text: str | Sequence[str] | Mapping[str, str] | None = None) -> Iterator[Record]:
     """The records of a pandas or polars DataFrame or a pyarrow Table: the id
     in column ``id`` (default ``id``), the text the columns ``text`` (a name
     or a list of names; default every other column with a text form)
-    joined as a CSV file's are. The columns are checked now; the rows are
-    converted a batch at a time as the result is iterated.
+    joined as a CSV file's are; ``text`` as a dict, ``{column: field}``,
+    names the field each column's values are (``Layout.renamed``). The
+    columns are checked now; the rows are converted a batch at a time as
+    the result is iterated.
 
     Raises:
         MissingExtra: pyarrow is not installed (now).
@@ -337,23 +344,24 @@ def table_records(table: Any, id: str | None = None, text: str | Sequence[str] |
         raise InputError(f"not a pandas or polars DataFrame or a pyarrow Table: {type(table).__name__}")
     pa = _arrow_for(library)
     texts = (text,) if isinstance(text, str) else tuple(text or ())
-    source = RecordFile(None, f"the {library} table", library, Layout(id or Layout.id_field, texts))
+    renamed = tuple(text.items()) if isinstance(text, Mapping) else ()
+    source = RecordFile(None, f"the {library} table", library, Layout(id or Layout.id_field, texts, renamed))
     try:
         names, kinds = _schema(table, library)
     except pa.ArrowException as err:  # a pandas column of mixed kinds, say
         raise _unconvertible(library, err) from None
     columns = _Columns(names, kinds, source)
-    return _table_rows(table, library, columns)
+    return _table_rows(table, library, columns, source.layout)
 
 
-def _table_rows(table: Any, library: str, columns: _Columns) -> Iterator[Record]:
+def _table_rows(table: Any, library: str, columns: _Columns, layout: Layout) -> Iterator[Record]:
     pa = _arrow_for(library)
     try:
         for entry in columns.entries(_batches(table, library, columns.names), MAX_LINE_BYTES):
             if reason := entry.reason or record_problem(entry.id, entry.text):
                 raise InputError(f"row {entry.row} of the {library} table: {reason}",
                                  hint="fix the row, or leave it out of the table")
-            yield Record(entry.id, entry.text, entry.fields)
+            yield Record(entry.id, entry.text, layout.named(entry.fields))
     except pa.ArrowException as err:
         raise _unconvertible(library, err) from None
 

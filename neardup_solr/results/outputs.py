@@ -181,13 +181,15 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
     """Pairs (``a``, ``b``, ``distance``, ``similarity``, ``probability``) in
     id order, with both records' texts when ``texts`` looks them up.
 
-    When a record of any pair has a source (``record.keyed``), each id is
-    two columns, its source and its id in the source (``source_a, id_a,
-    source_b, id_b``), and TSV has a header too: without it the two ids
-    could not be told from four."""
+    When a record of any pair has a source (``record.keyed``), or the pairs
+    say their records have (``sourced``, as a report's do, pairs or none),
+    each id is two columns, its source and its id in the source
+    (``source_a, id_a, source_b, id_b``), and TSV has a header too: without
+    it the two ids could not be told from four."""
+    said = getattr(pairs, "sourced", False)
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
     ends = [(split_key(p.a), split_key(p.b)) for p in rows]
-    sourced = any(a[0] or b[0] for a, b in ends)
+    sourced = said or any(a[0] or b[0] for a, b in ends)
     columns: tuple[str, ...] = ("distance", "similarity", "probability")
     values = [[p.distance, p.similarity, p.probability] for p in rows]
     if sourced:

@@ -64,6 +64,10 @@ class PairTables(TableForms):
     first of them. A mixin for anything that iterates pairs; a pair list is
     :class:`Pairs`."""
 
+    # Whether the pairs' records are records of sources, whether or not a pair
+    # is there to show it: their table then names the sources.
+    sourced: bool = False
+
     def table(self) -> Table:
         return pair_table(self)
 

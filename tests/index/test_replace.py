@@ -342,3 +342,92 @@ def test_a_replacement_whose_new_core_is_removed_under_it_says_so_in_one_line(co
                              "removed while it ran"), stderr
     assert served(core.url, tmp_path, "after.tsv") == before
     assert leftovers(core.base_url, core.name) == set()
+
+
+
+class Swapping:
+    """Which request of a replacement a test stops Solr at: the swap
+    (``after`` False) or the first write of settings after it."""
+
+    def __init__(self, after: bool):
+        self.after, self.swapped = after, False
+
+    def __call__(self, method: str, path: str, body: bytes) -> bool:
+        swap = "action=SWAP" in path
+        if not self.after:
+            return swap
+        held = self.swapped and method == "POST" and "/config" in path
+        self.swapped = self.swapped or swap
+        return held
+
+
+def killed_at(data_dir, node, stop: Swapping, records, *args: str) -> local_solr.Node:
+    """Solr killed (SIGKILL) while ``index records args`` waits for its
+    request ``stop`` holds, the command killed after it; Solr started again."""
+    from faults import FaultyProxy
+
+    with FaultyProxy(node.base_url.rsplit("/solr", 1)[0], fault="hang", failures=1, match=stop) as proxy:
+        run = cli_process("index", str(records), *args, "--quiet", "--solr-url", f"{proxy.base}/solr/neardup")
+        deadline = time.monotonic() + HALF_WAY_WAIT
+        while not any(e.faulted for e in proxy.log):
+            assert run.poll() is None, f"the replacement ended before it was stopped: {run.communicate()}"
+            assert time.monotonic() < deadline, f"the replacement was not stopped in {HALF_WAY_WAIT} s"
+            time.sleep(POLL)
+        os.kill(node.pid, signal.SIGKILL)
+        run.kill()
+        run.communicate(timeout=60)
+    # A killed JVM takes a while to go on a busy machine; until it has, its port still answers.
+    deadline = time.monotonic() + HALF_WAY_WAIT
+    while local_solr.is_launcher(node.pid) or local_solr.port_in_use(node.port):
+        assert time.monotonic() < deadline, f"the killed Solr was still there after {HALF_WAY_WAIT} s"
+        time.sleep(POLL)
+    return local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+
+
+def test_solr_killed_between_the_new_cores_commit_and_the_swap_keeps_the_index_and_its_settings(
+        restaurant_records, tmp_path):
+    # The new core's settings are saved to the overlay its configset shares with the served core; killed before
+    # the swap, Solr restarted with the old records under the new run's banding (25 x 5 on 5,001 records of
+    # 32 x 4), and every query found nothing.
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        indexed(node.url, restaurant_records)
+        settings = NearDuplicates(node.url).settings
+        assert (settings.bands, settings.band_rows) != (20, 5)
+        before = served(node.url, tmp_path, "before.tsv")
+        others = write_records(tmp_path / "others.txt", [f"x{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(300)])
+        node = killed_at(data_dir, node, Swapping(after=False), others, "--bands", "20", "--band-rows", "5")
+        assert NearDuplicates(node.url).settings == settings
+        found = run_cli("query", "--id", "535", "--solr-url", node.url)
+        assert found.returncode == 0 and "220" in found.stdout, (found.stdout, found.stderr)
+        assert served(node.url, tmp_path, "after.tsv") == before
+        # The next run removes the core the killed one built, and serves its records with their settings.
+        done = run_cli("index", str(others), "--bands", "20", "--band-rows", "5", "--quiet", "--solr-url", node.url)
+        assert done.returncode == 0, done.stderr
+        assert leftovers(node.base_url, "neardup") == set()
+        assert (NearDuplicates(node.url).settings.bands, Solr(node.url).count()) == (20, 300)
+    finally:
+        local_solr.stop(data_dir)
+
+
+def test_solr_killed_right_after_the_swap_serves_the_new_records_with_their_settings(restaurant_records, tmp_path):
+    # Swapped, the new core serves; the old core's properties still stand beside its own in the shared overlay.
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        others = write_records(tmp_path / "others.txt", [f"x{i} Cafe {i} on {i % 13} Oak Avenue" for i in range(300)])
+        done = run_cli("index", str(others), "--bands", "20", "--band-rows", "5", "--quiet", "--solr-url", node.url)
+        assert done.returncode == 0, done.stderr
+        settings = NearDuplicates(node.url).settings
+        before = served(node.url, tmp_path, "before.tsv")
+        indexed(node.url, restaurant_records)
+        old = run_cli("report", str(tmp_path / "restaurants.tsv"), "--solr-url", node.url, "--quiet")
+        assert old.returncode == 0, old.stderr
+        node = killed_at(data_dir, node, Swapping(after=True), others, "--bands", "20", "--band-rows", "5")
+        assert NearDuplicates(node.url).settings == settings and Solr(node.url).count() == 300
+        found = run_cli("query", "--id", "x1", "--solr-url", node.url)
+        assert found.returncode == 0 and "\tx11\t" in found.stdout, (found.stdout, found.stderr)
+        assert served(node.url, tmp_path, "after.tsv") == before
+    finally:
+        local_solr.stop(data_dir)

@@ -239,7 +239,7 @@ def test_bad_json_lines_are_reported_with_their_line_and_their_neighbours_kept(t
         b'{"id": 6, "name": "Hotel Bel-Air"}'
     )
     records, reader = read(path, layout=Layout("id", ("name",)))
-    assert [r.id for r in records] == ["1", "6"]
+    assert [r.id for r in records] == ["1", "4", "6"]  # an object's values are its field's text
     assert reported(reader) == [
         f"{path}:2: not JSON: Expecting ',' delimiter (column 26)",  # the line ends after 25 characters
         f"{path}:3: not a JSON object but a list",
@@ -248,10 +248,47 @@ def test_bad_json_lines_are_reported_with_their_line_and_their_neighbours_kept(t
         f"{path}:6: field 'id' holds a number, not a string or whole number",
         f"{path}:7: empty line",
         f"{path}:8: not UTF-8 (byte 23)",
-        f"{path}:9: field 'name' holds an object, not text, a number or a list of them",
         f"{path}:10: duplicate id '1', first seen on line 1",
         f"{path}:11: control character U+0007 in field 'name'",
     ]
+
+
+def test_a_repeated_column_name_keeps_both_columns_and_says_so(tmp_path):
+    # Both were fields named "name": a record's fields, a dict, kept the second value only.
+    path = tmp_path / "r.csv"
+    path.write_text("id,name,name,city,name\n1,Ann,Lee,Paris,Jo\n2,Bob,Ray,Lyon,\n", encoding="utf-8")
+    records, reader = read(path)
+    assert records[0] == Record("1", "Ann Lee Paris Jo", (("name", "Ann"), ("name_2", "Lee"), ("city", "Paris"),
+                                                           ("name_3", "Jo")))
+    assert len(dict(records[1].fields)) == 4
+    assert reader.notes == [f"{path}:row 1: column 3 repeats the name 'name' of column 2: its values are the field "
+                            "'name_2'",
+                            f"{path}:row 1: column 5 repeats the name 'name' of column 2: its values are the field "
+                            "'name_3'"]
+    assert reader.bad == []
+    # Named as the text, a repeated column is ambiguous: one error naming it.
+    with pytest.raises(InputError, match="column 'name' appears 3 times"):
+        read(path, layout=Layout("id", ("name", "city")))
+
+
+def test_json_objects_in_fields_are_read_as_their_values_text_and_said_once_a_field(tmp_path):
+    # An object, or a list of objects, in a field was left out of the text and the fields without a word.
+    path = tmp_path / "r.jsonl"
+    lines = [{"id": 1, "name": "Ann Lee", "address": {"street": "12 Main St", "city": "Paris", "geo": {"zip": 75001}},
+              "phones": [{"kind": "home", "number": "555 0101"}, {"kind": "work", "number": None}], "tags": ["a", 7]},
+             {"id": 2, "name": "Bob Ray", "address": {"street": "3 Oak Ave", "city": "Lyon", "open": True}}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    records, reader = read(path)
+    assert records == [
+        Record("1", "Ann Lee 12 Main St Paris 75001 home 555 0101; work a; 7",
+               (("name", "Ann Lee"), ("address", "12 Main St Paris 75001"), ("phones", "home 555 0101; work"),
+                ("tags", "a; 7"))),
+        Record("2", "Bob Ray 3 Oak Ave Lyon", (("name", "Bob Ray"), ("address", "3 Oak Ave Lyon")))]
+    assert reader.notes == [
+        f"{path}:1: field 'address' holds an object: the text of its values is the field's (keys left out)",
+        f"{path}:1: field 'phones' holds objects: the text of its values is the field's (keys left out)"]
+    records, reader = read(path, layout=Layout("id", ("address",)))
+    assert [r.text for r in records] == ["12 Main St Paris 75001", "3 Oak Ave Lyon"] and len(reader.notes) == 1
 
 
 def test_strict_stops_at_the_first_bad_row(tmp_path):

@@ -481,3 +481,14 @@ def test_pairs_with_sources_keep_their_source_columns_in_parquet_and_frames(tmp_
         rows = list(csv.DictReader(f))
     assert list(frame.columns) == list(rows[0])
     assert frame["source_b"].tolist() == [row["source_b"] for row in rows] == ["zagats", "zagats"]
+
+
+def test_a_table_with_a_column_named_twice_is_refused_naming_it():
+    # Read by name, the two columns of one name could not be told apart.
+    from neardup_solr.records.tables import table_records
+
+    frame = pd.DataFrame([["1", "Ann", "Lee", "Paris"]], columns=["id", "name", "name", "city"])
+    with pytest.raises(InputError, match="the pandas table: column 'name' appears 2 times in the header"):
+        list(table_records(frame))
+    renamed = frame.set_axis(["id", "name", "name_2", "city"], axis=1)
+    assert list(table_records(renamed))[0].fields == (("name", "Ann"), ("name_2", "Lee"), ("city", "Paris"))

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import ARTIFACTS, child_env, create_core, drop_core, run_cli, write_records
 
+from neardup_solr import NearDuplicates, NeardupError
 from neardup_solr.results.clusters import cluster_pairs
 from neardup_solr.match.stored import load_model
 from neardup_solr.modes.text_search import OnlineSearch
@@ -311,3 +312,23 @@ def test_labels_sharpen_the_next_report_and_labeled_pairs_follow_their_labels(so
         assert kept is not None and sum(map(sum, kept.different)) == len(false) and sum(map(sum, kept.same)) == 1
     finally:
         drop_core(core)
+
+
+def test_query_by_an_id_holding_a_slash_of_an_index_without_sources(core, tmp_path):
+    # Such an id's key is /ORD/17 (records.record.keyed); --id ORD/17 said there was no record ORD/17.
+    records = write_records(tmp_path / "orders.txt", ["ORD/17 Art's Deli 12224 Ventura Blvd. Studio City",
+                                                      "ORD/18 Arts Deli 12224 Ventura Boulevard Studio City",
+                                                      "19 Hotel Bel-Air 701 Stone Canyon Rd. Bel Air"])
+    assert run_cli("index", str(records), "--bands", "42", "--band-rows", "3", "--solr-url", core.url,
+                   "-q").returncode == 0
+    for asked in ("ORD/17", "/ORD/17"):
+        done = run_cli("query", "--id", asked, "--json", "--cut", "0.5", "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert answer["query"]["text"] == "Art's Deli 12224 Ventura Blvd. Studio City"
+        assert [m["id"] for m in answer["matches"]] == ["/ORD/18"]  # not itself
+    nd = NearDuplicates(core)
+    assert nd.record("ORD/18").id == "/ORD/18" and nd.text("ORD/18").startswith("Arts Deli")
+    assert nd.explain("ORD/17", "ORD/18").a == "ORD/17"
+    with pytest.raises(NeardupError, match="no record with id 'ORD/19'"):
+        nd.record("ORD/19")

@@ -14,10 +14,12 @@ import pandas as pd
 import pytest
 
 from bench import fields
-from conftest import create_core, drop_core, run_cli
+from conftest import create_core, drop_core, one_line_error, run_cli
 
-from neardup_solr import NearDuplicates
 from neardup_solr.results import plots
+
+
+from neardup_solr import InputError, NearDuplicates
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.results.pairs import read_pairs
 from neardup_solr.match.summary import ReportSummary, summary_path
@@ -292,3 +294,27 @@ def test_texts_of_two_sources_give_one_answer_whichever_came_first(new_core, tmp
     assert bandings[0] == bandings[1] and answers[0] == answers[1]
     found = read_pairs(tmp_path / "links-a.tsv")
     assert score(found, read_gold(truth)).precision > 0.95 and len(found) > 150
+
+
+def test_records_of_one_text_are_refused_by_an_index_of_fields_in_one_line(core, tmp_path):
+    # Before, `index --append` of a one-column table planned the index again as one of texts (exit 0, no word):
+    # the next report used the text model, and deleting the records did not bring the fields back.
+    people = tmp_path / "people.csv"
+    people.write_text("id,name,city,phone\n" + "".join(f"{i},Ann Lee {i},Paris,555 01{i:02d}\n" for i in range(40)),
+                      encoding="utf-8")
+    done = run_cli("index", str(people), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    fields = NearDuplicates(core).settings.fields
+    assert [p.name for p in fields] == ["name", "city", "phone"]
+    one = tmp_path / "one.csv"
+    one.write_text("id,text\nx1,Ann Lee Paris 555 0101\nx2,Bob Ray Lyon\n", encoding="utf-8")
+    done = run_cli("index", "--append", str(one), "--solr-url", core.url, "-q")
+    assert done.returncode == 4, done.stderr
+    line = one_line_error(done)
+    assert line.startswith(f"neardup: error: the index at {core.url} holds records of fields (name, city, phone); "
+                           "record x1 is one text"), line
+    assert "(hint: " in line
+    assert NearDuplicates(core).settings.fields == fields and core.count() == 40
+    with pytest.raises(InputError, match="holds records of fields"):
+        NearDuplicates(core).add([("x3", "Ann Lee Paris")])
+    assert core.count() == 40

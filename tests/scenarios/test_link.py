@@ -346,3 +346,64 @@ def test_the_service_adds_records_of_a_source_and_checks_against_one(core, serve
     assert bad.status_code == 400 and "breaks the source rule" in bad.json()["error"]
     assert service.delete("/records/theirs/2").json() == {"deleted": ["theirs/2"]}
     assert core.count() == 5
+
+
+def test_two_tables_whose_columns_are_named_differently_link_as_tables_named_alike(core, restaurants_dir, tmp_path):
+    # Zagat's columns named title,street,town beside Fodor's name,addr,city: before, 0 pairs, the model "could not
+    # tell", and a pair file without source_a and source_b; named alike, 106 pairs.
+    fodors, zagats = restaurants_dir / "fodors.csv", restaurants_dir / "zagats.csv"
+    lines = zagats.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines[0].strip() == "id,name,addr,city"
+    renamed = tmp_path / "zagats-renamed.csv"
+    renamed.write_text("id,title,street,town\n" + "".join(lines[1:]), encoding="utf-8")
+
+    def linked(name: str, table, columns: str) -> tuple[bytes, str]:
+        done = run_cli("index", str(fodors), "--source", "fodors", "--text-columns", "name,addr,city", "--quiet",
+                       "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        appended = run_cli("index", "--append", str(table), "--source", "zagats", "--text-columns", columns,
+                           "--no-pairs", "--quiet", "--solr-url", core.url)
+        assert appended.returncode == 0, appended.stderr
+        out = tmp_path / f"{name}.csv"
+        done = run_cli("report", "--link", str(out), "--quiet", "--solr-url", core.url)
+        assert done.returncode == 0, done.stderr
+        return out.read_bytes(), appended.stderr
+
+    alike, said = linked("alike", zagats, "name,addr,city")
+    assert alike.startswith(b"source_a,id_a,source_b,id_b,") and alike.count(b"\n") > 100
+    assert "paired" not in said
+    # Named in the same order, they are paired by position, and the command says so.
+    by_position, said = linked("position", renamed, "title,street,town")
+    assert by_position == alike
+    assert "title as name, street as addr, town as city" in said and said.count("\n") == 2, said
+    # Or named: COLUMN=FIELD.
+    named, said = linked("named", renamed, "title=name,street=addr,town=city")
+    assert named == alike and "paired" not in said, said
+
+
+def test_pair_files_of_records_of_sources_name_the_sources_without_a_pair(core, tmp_path):
+    ours = write_records(tmp_path / "ours.txt", [f"{i} {t}" for i, t in OURS])
+    theirs = write_records(tmp_path / "theirs.txt", ["9 Spago 1114 Horn Ave. West Hollywood"])
+    assert run_cli("index", str(ours), "--source", "ours", "--solr-url", core.url, "-q").returncode == 0
+    done = run_cli("index", "--append", str(theirs), "--source", "theirs", "--pairs", str(tmp_path / "new.csv"),
+                   "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    [header] = (tmp_path / "new.csv").read_text().splitlines()
+    assert header.startswith("source_a,id_a,source_b,id_b,distance"), header
+    for name in ("links.csv", "links.tsv"):
+        done = run_cli("report", "--link", "--cut", "1", str(tmp_path / name), "--solr-url", core.url, "-q")
+        assert done.returncode == 0, done.stderr
+        [header] = (tmp_path / name).read_text().splitlines()
+        assert header.replace("\t", ",").startswith("source_a,id_a,source_b,id_b,distance"), header
+
+
+def test_two_columns_named_as_one_field_are_refused_in_one_line(core, tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("id,title,street\n1,Arts Deli,12224 Ventura Blvd\n", encoding="utf-8")
+    for columns, code in (("title=name,street=name", 4), ("title=,street", 2), ("=name", 2)):
+        done = run_cli("index", str(table), "--text-columns", columns, "--solr-url", core.url)
+        assert done.returncode == code, (columns, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "the text columns 'title', 'street' would all be the field 'name'" in run_cli(
+        "index", str(table), "--text-columns", "title=name,street=name", "--solr-url", core.url).stderr
+    assert core.count() == 0

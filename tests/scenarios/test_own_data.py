@@ -161,6 +161,28 @@ def test_bad_rows_are_reported_with_their_row_and_the_rest_indexed(core, tmp_pat
                                    "(hint: fix the row, or drop --strict to skip bad rows)")
 
 
+def test_a_repeated_column_and_objects_in_json_lose_no_value_and_are_said(core, tmp_path):
+    # Before, the first "name" and the JSON objects were dropped, exit 0 and no word.
+    from neardup_solr import NearDuplicates
+
+    table = tmp_path / "people.csv"
+    table.write_text("id,name,name,city\n1,Ann,Lee,Paris\n2,Bob,Ray,Lyon\n", encoding="utf-8")
+    done = run_cli("index", str(table), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert (f"{table}:row 1: column 3 repeats the name 'name' of column 2: its values are the field 'name_2'"
+            in done.stderr.splitlines()), done.stderr
+    assert NearDuplicates(core).record("1").fields == (("name", "Ann"), ("name_2", "Lee"), ("city", "Paris"))
+    lines = tmp_path / "people.jsonl"
+    lines.write_text(json.dumps({"id": 1, "name": "Ann Lee", "address": {"street": "12 Main St", "city": "Paris"}})
+                     + "\n" + json.dumps({"id": 2, "name": "Bob Ray", "address": {"city": "Lyon"}}) + "\n")
+    done = run_cli("index", str(lines), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "address" in line]
+    assert said == [f"{lines}:1: field 'address' holds an object: the text of its values is the field's (keys left "
+                    "out)"], done.stderr
+    assert NearDuplicates(core).record("1").fields == (("name", "Ann Lee"), ("address", "12 Main St Paris"))
+
+
 def test_an_unclosed_quote_costs_only_its_own_row(core, tmp_path):
     path = tmp_path / "people.csv"
     path.write_bytes(b'id,name,city\r\n1,"Spago,LA\r\n2,Chinois on Main,Santa Monica\r\n3,"Art\'s Deli,Studio City\r\n'
