@@ -16,10 +16,8 @@ import pytest
 from bench import fields
 from conftest import create_core, drop_core, one_line_error, run_cli
 
-from neardup_solr.results import plots
-
-
 from neardup_solr import InputError, NearDuplicates
+from neardup_solr.results import plots
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.results.pairs import read_pairs
 from neardup_solr.match.summary import ReportSummary, summary_path
