@@ -12,6 +12,7 @@ From Python::
     nd.query("some text")              # best matches, with their scores
     nd.add(more); nd.pairs_of(more)    # more records, and their pairs
     nd.delete(ids); nd.clusters()
+    nd.entities()                      # each record's entity: id, cluster_id, every record once
 
 Errors are exceptions (``NeardupError`` and its kinds, each with a hint);
 progress is an optional callable ``progress(stage, done, total)``, or
@@ -66,6 +67,7 @@ from typing import Any
 # numba and numpy come with the first of them.
 _PUBLIC = {
     "NearDuplicates": "api", "Verified": "modes.text_report", "Cluster": "results.clusters", "Clusters": "results.clusters",
+    "Entities": "results.clusters",
     "Pair": "results.pairs", "Record": "records.record", "Match": "modes.text_search", "Matches": "results.outputs",
     "ClusterScore": "results.evaluate", "cluster_scores": "results.evaluate",
     **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
@@ -78,6 +80,7 @@ __all__ = [
     "Match",
     "Cluster",
     "Clusters",
+    "Entities",
     "Matches",
     "cluster_scores",
     "ClusterScore",

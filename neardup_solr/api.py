@@ -31,7 +31,7 @@ from itertools import chain, islice
 from .lsh.bands import MAX_BUCKET, Choice
 from .modes.text_report import Verified, lsh_pairs
 from .match.candidates import MINHASH, SHINGLES
-from .results.clusters import Clusters, cluster_pairs, clusters_of_groups
+from .results.clusters import Clusters, Entities, cluster_pairs, clusters_of_groups
 from .errors import IndexBeingReplaced, InputError, NeardupError, NeardupWarning
 from .index.replacement import Heartbeats, kept_since, replace_index, replan_index, writable
 from .index.writer import BATCH_SIZE, index_records
@@ -457,6 +457,44 @@ class NearDuplicates:
         self._changed()
         log.info("%r of %s", verified, self.solr.url)
         return verified
+
+    def entities(self, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
+                 labels: Mapping[frozenset[str], bool] | None = None, as_text: bool = False,
+                 progress: Progress | bool | None = None, warn: Callable[[str], None] | None = None) -> Entities:
+        """Each indexed record's entity: the clusters of the pairs
+        :meth:`pairs` finds (split so that members are matches of each
+        other, the matches that transitivity implies gained, no cap on an
+        entity's size), every record in one, alone where it has no near
+        duplicate. An entity of 500 records is 500 rows, not its 124,750
+        pairs. The model is kept with the index as :meth:`pairs` keeps it.
+
+        Returns:
+            :class:`~neardup_solr.results.clusters.Entities`: ``id,
+            cluster_id`` a row, every record once, a table (``to_pandas()``,
+            ``to_arrow()``); its ``summary`` the report's, with the
+            entities' estimates for records of fields (their pairs'
+            precision and recall). Costs what :meth:`pairs` does, a weighing
+            of the pairs of each cluster (large ones: a sample), and a
+            request per 1000 records for every id.
+
+        Raises:
+            as :meth:`pairs`.
+        """
+        settings = self.settings
+        ids = [doc[ID] for doc in self.solr.iter_docs([ID])]
+        if settings.fielded and not as_text:
+            with told(progress) as tell:
+                linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
+                                     progress=tell, warn=warn or _warning, entities=True)
+            save_model(self.solr, linked.model, linked.keys)
+            self._changed()
+            return Entities(clusters_of_groups(linked.entities or [], ids), linked.summary)
+        with told(progress) as tell:
+            verified = lsh_pairs(self.solr, link=link, max_bucket=max_bucket, labels=labels, progress=tell,
+                                 warn=warn or _warning)
+        save_model(self.solr, verified.model)
+        self._changed()
+        return Entities(cluster_pairs(verified.pairs, ids), verified.summary)
 
     def shingle_pairs(self, *, max_dist: int = 2, per_record: int = SHINGLES.per_record,
                       progress: Progress | bool | None = None) -> PairStream:

@@ -16,9 +16,11 @@ from ..errors import LeanIndex, NeardupError, TooFewSignatures
 from ..files import is_stdout
 from ..results.labels import read_labels
 from ..results.outputs import check_format
+from ..results.clusters import Entities, write_membership
 from ..results.pairs import write_pairs
 from ..index.solr import Solr
 from ..index.state import IndexSettings
+from ..fields.model import DOUBTED
 from ..match.summary import ReportSummary, summary_path
 from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, output_options, progress, quiet_option,
                      renamed_option, say, solr_connection, solr_texts)
@@ -51,13 +53,16 @@ from .common import (OUTPUT_PATH, bar_progress, checked_output, output_name, out
               "its values joined, as records of one text are (default mode).")
 @click.option("--one-to-one", is_flag=True, help="With --link: at most one partner for each record in each other "
               "source, its most probable one (a stable assignment).")
+@click.option("--entities", is_flag=True, help="Write each record's entity instead of pairs: `id, cluster_id`, "
+              "every record once (an entity of 500 records is 500 rows, not 124,750 pairs), the clusters of the "
+              "pairs split so that members are matches of each other (default mode).")
 @output_options
 @solr_connection
 @quiet_option
 def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_values: int, candidates: int,
            max_bucket: int,
-           labels: Path | None, link: bool, explain: bool, as_text: bool, one_to_one: bool, out_format: str | None, with_text: bool, solr: Solr,
-           quiet: bool) -> None:
+           labels: Path | None, link: bool, explain: bool, as_text: bool, one_to_one: bool, entities: bool,
+           out_format: str | None, with_text: bool, solr: Solr, quiet: bool) -> None:
     """Write every near-duplicate pair to OUT.
 
     Lines are `id<TAB>neighbour<TAB>word_edit_distance`, plus
@@ -89,6 +94,12 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
     source (pairs taken most probable first, each unless one of its records
     is taken already).
 
+    --entities writes each record's entity instead (`id, cluster_id`, every
+    record once, in OUT's format): the clusters of the pairs, split so that
+    members are matches of each other, gaining the matches that
+    transitivity implies; for records of fields with the estimated
+    precision and recall of the entities taken as pairs.
+
     \b
     Examples:
       neardup report pairs.tsv
@@ -99,6 +110,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
       neardup report --labels labels.tsv pairs.tsv
       neardup report --link links.csv
       neardup report --link --one-to-one links.csv
+      neardup report --entities entities.csv
       neardup report --shingles --max-dist 2 out.tsv
       neardup report --minhash --minhash-values 20 --max-dist 2 out.tsv
     """
@@ -106,6 +118,9 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
         raise click.UsageError(f"--link and --one-to-one are for the default mode, not --{mode}")
     if one_to_one and not link:
         raise click.UsageError("--one-to-one assigns partners across sources: it needs --link")
+    if entities and (mode != "lsh" or one_to_one or cut is not None or explain or with_text):
+        raise click.UsageError("--entities writes each record's entity by the default mode's model: it goes with "
+                               "none of --shingles, --minhash, --one-to-one, --cut, --explain, --with-text")
     check_format(out, out_format)
     started = time.monotonic()
     if solr.count() == 0:
@@ -117,14 +132,24 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
         fielded = settings.fielded and not as_text
         with (progress(solr.count(), "rec", quiet, "reading records") if fielded else
               progress(settings.bands, "band", quiet, "colliding bands")) as bar:
-            verified = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket, labels=_labels(labels),
-                                as_text=as_text, explain=explain,
-                                progress=bar_progress(bar, {"verifying candidates": "pair"}), warn=_in_option_words)
-            count = write_pairs(out, verified, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
-        about = verified.summary
+            told = bar_progress(bar, {"verifying candidates": "pair"})
+            if entities:
+                found = nd.entities(link=link, max_bucket=max_bucket, labels=_labels(labels), as_text=as_text,
+                                    progress=told, warn=_in_option_words)
+                count = write_membership(out, found.clusters, out_format)
+            else:
+                found = nd.pairs(link=link, one_to_one=one_to_one, cut=cut, max_bucket=max_bucket,
+                                 labels=_labels(labels), as_text=as_text, explain=explain, progress=told,
+                                 warn=_in_option_words)
+                count = write_pairs(out, found, out_format, texts=solr_texts(lambda: solr, bar) if with_text else None)
+        about = found.summary
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
             about.write(summary_path(out))
         say(model_line(about))
+        if entities:
+            say(entities_line(found))
+            say(f"wrote {count} records' entities to {output_name(out)} in {time.monotonic() - started:.1f} s")
+            return
     else:
         with progress(solr.count(), "rec", quiet, f"searching ({mode})") as bar, in_option_words():
             if mode == "shingles":
@@ -187,6 +212,18 @@ def model_line(about: ReportSummary) -> str:
             f"recall {estimated.recall:.3f}{sharpened}")
 
 
+def entities_line(found: Entities) -> str:
+    """What the report says of its entities: how many, and their pairs' estimates where it has them."""
+    many = [c for c in found.clusters if c.size > 1]
+    estimated = found.summary.entities
+    caveat = found.summary.caveat
+    told = "" if estimated is None else (
+        f"; as pairs ({estimated.pairs:.0f}), estimated precision {estimated.precision:.3f}, recall "
+        f"{estimated.recall:.3f}" + (f" ({caveat})" if caveat else ""))
+    return (f"entities: {sum(c.size for c in found.clusters)} records in {len(found.clusters)} entities, "
+            f"{len(many)} of two records or more (the largest {max((c.size for c in many), default=1)}){told}")
+
+
 def _fields_line(about: ReportSummary) -> str:
     fields, estimated = about.fields, about.estimated
     model = fields.model
@@ -202,10 +239,17 @@ def _fields_line(about: ReportSummary) -> str:
                 "(its estimates do not hold: check the fields, or label some pairs)")
     sharpened = (f"; sharpened by {about.labeled_same} pairs labeled the same, {about.labeled_different} different"
                  if about.labeled_same + about.labeled_different else "")
-    unsure = (f", both unsure: the model's expected errors among the candidates are {fields.ambiguity:.0%} of the "
-              "matches it expects, and the estimates may be off by about as much (label "
-              f"{'more' if about.labeled_same + about.labeled_different else 'some'} pairs to sharpen it)"
-              if fields.unsure else "")
+    more = "more" if about.labeled_same + about.labeled_different else "some"
+    if not fields.unsure:
+        unsure = ""
+    elif fields.hidden > fields.ambiguity:
+        unsure = (f", both unsure: the candidates it scores between {DOUBTED:.0%} and 50% could hold {fields.hidden:.0%} "
+                  f"more true pairs than it expects, and the recall may be lower by about as much (label {more} "
+                  "pairs to sharpen it)")
+    else:
+        unsure = (f", both unsure: the model's expected errors among the candidates are {fields.ambiguity:.0%} of the "
+                  f"matches it expects, and the estimates may be off by about as much (label {more} pairs to sharpen "
+                  "it)")
     return (f"{head}; estimated {estimated.true_pairs:.0f} true pairs among {about.candidates} candidates; "
             f"estimated precision {estimated.precision:.3f}, recall {estimated.recall:.3f}{unsure}{sharpened}")
 

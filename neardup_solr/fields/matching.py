@@ -343,17 +343,38 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
 
     model = fitted()
     shares = unit_shares(shares_of(records.columns, found.left), units)
-    # What the keys and bands missed is estimated from the matches found, then counted into the prior.
+    # What the keys and bands missed is estimated, then counted into the prior: from the random pairs that
+    # are no candidates, scored; and from how often matches agree on the keys' fields.
     posterior = model.probabilities(levels)
     agree = key_agreement(records.columns, profiles, found, usable, posterior, model)
     by_keys = missed_share(agree, keys, [n / max(len(records), 1) for n in filled])
     by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
+    outside = outside_matches(records, found, model, drawn, total, units, kinds)
+    found_there = float(model.probabilities(levels, shares).sum())
+    by_sample = outside / (outside + found_there) if outside + found_there else 0.0
     # At most half: a guess past that would let the prior feed on itself.
-    missed = min(by_keys * by_bands, MAX_MISSED)
+    missed = min(max(by_keys * by_bands, by_sample), MAX_MISSED)
     if missed > 1e-3:
         model = fitted(1.0 - missed)
     p = model.probabilities(levels, shares)
     return Fitted(found, field_levels, levels, shares, p, model, list(keys), missed, len(random_left))
+
+
+def outside_matches(records: Records, found: Found, model: FieldModel,
+                    drawn: tuple[np.ndarray, np.ndarray, np.ndarray], total: float, units: Sequence[Sequence[int]],
+                    kinds: Sequence[str]) -> float:
+    """The matches expected among the pairs that are no candidates: the
+    random pairs ``drawn`` that are none, scored by ``model``, their mean
+    probability times how many such pairs there are. A floor: matches the
+    candidates missed are the hard ones, which the model gives low odds."""
+    random_left, random_right, random_levels = drawn
+    width = max(len(records), 1)
+    outside = ~np.isin(random_left * width + random_right, found.left * width + found.right)
+    if not outside.any():
+        return 0.0
+    levels = joint(random_levels[outside], units, kinds)
+    p = model.probabilities(levels, unit_shares(shares_of(records.columns, random_left[outside]), units))
+    return float(p.mean()) * max(total - len(found), 0.0)
 
 
 # Pairs of a key drawn to estimate how many of its pairs are matches.

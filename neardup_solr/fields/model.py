@@ -265,4 +265,24 @@ def ambiguity(probabilities: np.ndarray) -> float:
     return errors / expected if expected > 0 else math.inf
 
 
-__all__ = ["FieldModel", "Level", "UNSURE", "Unit", "ambiguity", "filled", "probability"]
+# Candidates the model gives at least this much and under 1/2 are doubted:
+# they may be matches it takes for look-alikes (``hidden``).
+DOUBTED = 0.05
+
+
+def hidden(probabilities: np.ndarray, expected: float) -> float:
+    """How many more true pairs than the ``expected`` matches the candidates
+    the model doubts could hold, as a share of them: ``sum (1 - p)`` over
+    those of probability :data:`DOUBTED` to 1/2. The recall's estimate may
+    be high by about as much where the model gives matches low odds (two
+    records of one person, one with a nickname and little more): a bound no
+    fit without labels can narrow.
+
+    Example: candidates of 0.3 and 0.1 beside 18 expected matches could
+    hide 1.6 more: 0.09."""
+    p = np.asarray(probabilities, np.float64)
+    doubted = (p >= DOUBTED) & (p < 0.5)
+    return float((1.0 - p[doubted]).sum()) / expected if expected > 0 else math.inf
+
+
+__all__ = ["FieldModel", "Level", "UNSURE", "Unit", "ambiguity", "filled", "hidden", "probability"]

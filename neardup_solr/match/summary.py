@@ -54,9 +54,11 @@ class FieldSummary:
     estimates: the keys that made candidates with the LSH bands, the share
     of true pairs estimated to be missed by all of them, how many random
     pairs measured chance agreement, whether the model told matches from
-    non-matches at all (``separated``), the fitted model, and its
+    non-matches at all (``separated``), the fitted model, its
     ``ambiguity`` on the candidates (``fields.model.ambiguity``: 0 in files
-    written before it was kept)."""
+    written before it was kept), and the share of more true pairs the
+    candidates it doubts could hold (``hidden``, ``fields.model.hidden``: 0
+    in files written before)."""
 
     keys: tuple[str, ...]
     missed: float
@@ -64,24 +66,35 @@ class FieldSummary:
     separated: bool
     model: FieldModel
     ambiguity: float = 0.0
+    hidden: float = 0.0
+
+    @property
+    def doubt(self) -> float:
+        """About how far the estimates may be off, as a share: the larger of
+        the ambiguity and what the doubted candidates could hide."""
+        return max(self.ambiguity, self.hidden)
 
     @property
     def unsure(self) -> bool:
         """Whether the estimates may be off by more than they are held to
-        (``fields.model.UNSURE``): about as much as the ambiguity."""
-        return self.ambiguity > UNSURE
+        (``fields.model.UNSURE``): about as much as the doubt."""
+        return self.doubt > UNSURE
 
     def to_dict(self) -> dict:
-        return {"keys": list(self.keys), "missed": self.missed, "random_pairs": self.random_pairs,
-                "separated": self.separated, "model": self.model.to_dict(), "ambiguity": _finite(self.ambiguity)}
+        found = {"keys": list(self.keys), "missed": self.missed, "random_pairs": self.random_pairs,
+                 "separated": self.separated, "model": self.model.to_dict(), "ambiguity": _finite(self.ambiguity)}
+        if self.hidden:
+            found["hidden"] = _finite(self.hidden)
+        return found
 
     @classmethod
     def from_dict(cls, data: dict) -> FieldSummary:
-        ambiguity = data.get("ambiguity", 0.0)
+        ambiguity, hidden = data.get("ambiguity", 0.0), data.get("hidden", 0.0)
         return cls(keys=tuple(str(k) for k in data["keys"]), missed=float(data["missed"]),
                    random_pairs=int(data["random_pairs"]), separated=_flag(data["separated"]),
                    model=FieldModel.from_dict(data["model"]),
-                   ambiguity=math.inf if ambiguity is None else float(ambiguity))
+                   ambiguity=math.inf if ambiguity is None else float(ambiguity),
+                   hidden=math.inf if hidden is None else float(hidden))
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,9 @@ class ReportSummary:
     estimated: Estimates | None
     model: MatchModel | None
     fields: FieldSummary | None = None
+    # The estimates of the entities (``report --entities``): their pairs (every
+    # two records of one entity), and those pairs' precision and recall.
+    entities: Estimates | None = None
 
     @classmethod
     def of(cls, model: MatchModel, cut: float, forced: bool, proposed: float = 1.0) -> ReportSummary:
@@ -157,7 +173,7 @@ class ReportSummary:
             return None
         if not self.fields.separated:
             return "the model could not tell: they do not hold"
-        return f"unsure by about {self.fields.ambiguity:.0%}" if self.fields.unsure else None
+        return f"unsure by about {self.fields.doubt:.0%}" if self.fields.unsure else None
 
     def to_dict(self) -> dict:
         """The file's JSON object, its keys in the order they have always had."""
@@ -174,6 +190,8 @@ class ReportSummary:
         }
         if self.fields is not None:
             found["fields"] = self.fields.to_dict()
+        if self.entities is not None:
+            found["entities"] = asdict(self.entities)
         return found
 
     @classmethod
@@ -197,7 +215,8 @@ class ReportSummary:
                 precision=float(estimated["precision"]), recall=float(estimated["recall"]),
                 proposed=float(estimated.get("proposed", 1.0))),
             model=None if data["model"] is None else MatchModel.from_dict(data["model"]),
-            fields=FieldSummary.from_dict(data["fields"]) if data.get("fields") else None)
+            fields=FieldSummary.from_dict(data["fields"]) if data.get("fields") else None,
+            entities=Estimates(**{k: float(v) for k, v in data["entities"].items()}) if data.get("entities") else None)
 
     def write(self, path: Path | str) -> None:
         """Write the summary to ``path`` (:func:`summary_path` of the pairs),

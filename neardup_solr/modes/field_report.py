@@ -13,19 +13,20 @@ levels are the evidence).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..fields.keys import Key
 from ..fields.matching import Fitted, Records, differing, fit_records, pair_weights
-from ..fields.model import FieldModel, ambiguity
+from ..fields.model import FieldModel, ambiguity, hidden
 from ..index.columns import read_records
 from ..index.solr import Solr
 from ..index.state import IndexSettings
 from ..lsh.bands import MAX_BUCKET
-from ..match.summary import FieldSummary, ReportSummary
+from ..evidence import probability
+from ..match.summary import Estimates, FieldSummary, ReportSummary
 from ..progress import Progress, Tally
 from ..records.record import id_key
 from ..results.clustering import bits, split
@@ -36,13 +37,15 @@ from ..results.pairs import HeldPairs, Pair, ordered
 @dataclass
 class Linked(HeldPairs):
     """The field records' pairs kept, the fitted model, the keys that made
-    candidates, and the report's summary. Iterating it gives the pairs;
-    ``to_pandas()`` and ``to_arrow()`` give them as a table."""
+    candidates, and the report's summary; with ``entities``, the clusters
+    of two records or more. Iterating it gives the pairs; ``to_pandas()``
+    and ``to_arrow()`` give them as a table."""
 
     pairs: list[Pair]
     model: FieldModel
     keys: list[Key]
     summary: ReportSummary
+    entities: list[list[str]] | None = None
 
     def __repr__(self) -> str:
         """One line: how many pairs, and the model's estimates
@@ -61,7 +64,7 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
     return ReportSummary.of_fields(
         FieldSummary(keys=tuple(k.name(settings.fields) for k in fitted.keys), missed=fitted.missed,
                      random_pairs=fitted.random_pairs, separated=model.tells(p), model=model,
-                     ambiguity=ambiguity(p)),
+                     ambiguity=ambiguity(p), hidden=hidden(p, expected)),
         candidates=len(fitted.found), true_pairs=expected, pairs=int(kept.sum()),
         precision=float(p[kept].mean()) if kept.any() else 1.0,
         recall=float(p[kept].sum() / expected) if expected else 1.0,
@@ -91,9 +94,12 @@ def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | Non
 
 def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_bucket: int | None = MAX_BUCKET,
                 labels: Mapping[frozenset[str], bool] | None = None, progress: Progress | None = None,
-                warn: Callable[[str], None] = lambda _: None, explain: bool = False) -> Linked:
+                warn: Callable[[str], None] = lambda _: None, explain: bool = False,
+                entities: bool = False) -> Linked:
     """Every near-duplicate pair of an index of field records, and the
-    model fitted to all candidates (see the module's docstring).
+    model fitted to all candidates (see the module's docstring); with
+    ``entities``, the clusters too (:func:`clusters_of`), their estimates in
+    the summary (:func:`entity_estimates`).
 
     Returns:
         The kept pairs (smaller id first, in id order) with their distance
@@ -119,8 +125,50 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
                      fitted.explanation(at) if explain else None)
              for at, a, b, d, p in zip(kept.tolist(), fitted.found.left[kept].tolist(),
                                        fitted.found.right[kept].tolist(), differ.tolist(), fitted.p[kept].tolist())]
+    summary = summary_of(fitted, settings, labels)
+    groups = None
+    if entities:
+        groups = clusters_of(records, fitted, settings)
+        summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings))
     return Linked(sorted(pairs, key=lambda pair: (id_key(pair.a), id_key(pair.b))), fitted.model, fitted.keys,
-                  summary_of(fitted, settings, labels))
+                  summary, groups)
 
 
-__all__ = ["Linked", "clusters_of", "field_clusters", "field_pairs", "summary_of"]
+# Pairs of the entities' records scored to estimate how many are matches.
+ENTITY_SAMPLE = 200_000
+
+
+def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence[str]], settings: IndexSettings,
+                     seed: int = 0) -> Estimates:
+    """The estimates of the entities ``groups`` taken as pairs (every two
+    records of one entity): how many such pairs, the share of them the
+    model takes for matches (their mean probability, every pair scored up
+    to :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
+    expected matches they hold."""
+    sizes = np.array([len(g) for g in groups], np.int64)
+    within = sizes * (sizes - 1) // 2
+    total = float(within.sum())
+    if not total:
+        return Estimates(true_pairs=fitted.expected, pairs=0.0, precision=1.0, recall=0.0)
+    position = {record_id: n for n, record_id in enumerate(records.ids)}
+    numbers = [np.array([position[i] for i in g], np.int64) for g in groups]
+    if total <= ENTITY_SAMPLE:
+        firsts, seconds = zip(*((g[a], g[b]) for g in numbers for a, b in zip(*np.triu_indices(len(g), k=1))))
+        left, right = np.array(firsts, np.int64), np.array(seconds, np.int64)
+    else:
+        rng = np.random.default_rng(seed)
+        drawn = rng.choice(len(groups), ENTITY_SAMPLE, p=within / total)
+        n = sizes[drawn]
+        first = (rng.random(ENTITY_SAMPLE) * n).astype(np.int64)
+        second = (first + 1 + (rng.random(ENTITY_SAMPLE) * (n - 1)).astype(np.int64)) % n
+        left = np.array([numbers[g][a] for g, a in zip(drawn.tolist(), first.tolist())], np.int64)
+        right = np.array([numbers[g][b] for g, b in zip(drawn.tolist(), second.tolist())], np.int64)
+    roles = [p.role for p in settings.fields]
+    precision = float(probability(pair_weights(records, fitted.model, np.minimum(left, right),
+                                               np.maximum(left, right), roles)).mean())
+    expected = fitted.expected
+    return Estimates(true_pairs=expected, pairs=total, precision=precision,
+                     recall=min(precision * total / expected, 1.0) if expected else 1.0)
+
+
+__all__ = ["Linked", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "summary_of"]

@@ -104,6 +104,26 @@ class Membership(TableForms):
         return f"Membership({counted(records, 'record')} in {counted(len(self.clusters), 'cluster')})"
 
 
+class Entities(Membership):
+    """Each record's entity: the cluster it is in, every record once
+    (``id, cluster_id``, as :class:`Membership`), and the ``summary`` of the
+    report that found them (its estimates of the entities taken as pairs)."""
+
+    def __init__(self, clusters: Iterable[Cluster], summary):
+        super().__init__(clusters)
+        self.summary = summary
+
+    def __repr__(self) -> str:
+        records = sum(c.size for c in self.clusters)
+        many = sum(1 for c in self.clusters if c.size > 1)
+        told = ""
+        estimated = getattr(self.summary, "entities", None)
+        if estimated is not None:
+            told = f", estimated precision {estimated.precision:.2f} recall {estimated.recall:.2f}"
+        return (f"Entities({counted(records, 'record')} in {counted(len(self.clusters), 'entity', 'entities')}, "
+                f"{many} of two records or more{told})")
+
+
 def _ends(pair: Sequence[str]) -> tuple[str, str]:
     # Works for Pair (a, b, distance, similarity) and for plain (a, b) tuples.
     return pair[0], pair[1]
