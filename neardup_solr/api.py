@@ -47,7 +47,7 @@ from .modes.reference import reference_pairs
 from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan
 from .index.schema import ID, RECORD_FIELDS, TEXT
 from .modes.text_search import OnlineSearch, pairs_with
-from .modes.field_search import FieldSearch
+from .modes.field_search import FieldSearch, checked_fields
 from .evidence import Explanation
 from .match.text_explanation import of_text
 from .index.documents import record_of
@@ -573,6 +573,8 @@ class NearDuplicates:
         checked_source(source)
         cut = _renamed(cut, threshold, "cut", "threshold")
         fields = self._field_search() if record is not None and record.fields and cut is None else None
+        if fields is None and record is not None and record.fields and self.settings.fielded:
+            checked_fields(record, self.settings.fields)  # a field search checks its own
         if fields is not None:
             return Matches(fields.find(record, exclude=exclude, within=source)[:limit])
         return Matches(self._search(cut).find(shown, exclude=exclude, within=source)[:limit])

@@ -167,7 +167,8 @@ class FieldModel:
         """Each unit's level weights, ``log2(m / u)``."""
         return [np.log2(np.asarray(unit.m) / np.asarray(unit.u)) for unit in self.units]
 
-    def weights(self, levels: np.ndarray, shares: np.ndarray | None = None) -> np.ndarray:
+    def weights(self, levels: np.ndarray, shares: np.ndarray | None = None,
+                unknown: Sequence[int] = ()) -> np.ndarray:
         """Each pair's match weight (bits), prior included.
 
         Args:
@@ -175,10 +176,13 @@ class FieldModel:
             shares: pairs x units share of the index of the value the
                 two records agree on exactly (used at the exact level only;
                 ``None``: no term-frequency adjustment).
+            unknown: units that weigh nothing (a lookup that gives some
+                fields says nothing of the others).
         """
         total = np.full(len(levels), self.prior_weight)
         for f in range(len(self.units)):
-            total += self._unit_weight(f, levels[:, f], None if shares is None else shares[:, f])
+            if f not in unknown:
+                total += self._unit_weight(f, levels[:, f], None if shares is None else shares[:, f])
         return total
 
     def _unit_weight(self, f: int, level: np.ndarray, share: np.ndarray | None) -> np.ndarray:
@@ -193,8 +197,9 @@ class FieldModel:
                 weight[exact] = adjusted
         return weight
 
-    def probabilities(self, levels: np.ndarray, shares: np.ndarray | None = None) -> np.ndarray:
-        return probability(self.weights(levels, shares))
+    def probabilities(self, levels: np.ndarray, shares: np.ndarray | None = None,
+                      unknown: Sequence[int] = ()) -> np.ndarray:
+        return probability(self.weights(levels, shares, unknown))
 
     def explain(self, a: str, b: str, levels: Sequence[int], shares: Sequence[float] | None = None,
                 values_a: Sequence[str] = (), values_b: Sequence[str] = ()) -> Explanation:

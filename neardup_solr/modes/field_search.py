@@ -25,7 +25,8 @@ import numpy as np
 
 from ..fields.comparisons import Column, compare, joint, swaps
 from ..fields.keys import Key, record_key_term, value_term
-from ..fields.kinds import normal
+from ..errors import InputError
+from ..fields.kinds import FieldProfile, normal
 from ..fields.matching import differing, unit_shares
 from ..fields.model import FieldModel
 from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
@@ -107,7 +108,15 @@ class FieldSearch:
         units = self.model.field_units
         levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
         shares = unit_shares(np.tile(self.shares(forms), (len(others), 1)), units)
-        return field_levels, levels, shares, self.model.probabilities(levels, shares)
+        return field_levels, levels, shares, self.model.probabilities(levels, shares, self.unknown(record))
+
+    def unknown(self, record: Record) -> list[int]:
+        """The model's units none of whose fields ``record`` gives at all (a
+        lookup by some fields): they weigh nothing, where a field a record
+        gives empty weighs what an empty field is measured to."""
+        given = {name for name, _ in record.fields}
+        names = [p.name for p in self.settings.fields]
+        return [at for at, unit in enumerate(self.model.field_units) if not any(names[f] in given for f in unit)]
 
     def shares(self, forms: Sequence[str]) -> np.ndarray:
         """Each field's share of the records filling it that hold the value
@@ -127,7 +136,13 @@ class FieldSearch:
     def find(self, record: Record, exclude: str | None = None, within: str = "") -> list[Match]:
         """The matches of ``record`` (probability 1/2 or more), most probable
         first (ties by id); ``exclude`` is an id left out, ``within`` a
-        source the matches must be of. Costs two Solr requests."""
+        source the matches must be of; fields it does not give weigh
+        nothing (:meth:`unknown`). Costs two Solr requests.
+
+        Raises:
+            InputError: ``record`` names a field the index does not have.
+        """
+        checked_fields(record, self.settings.fields)
         forms = self.forms(record)
         found = self.candidates(record, forms, exclude, within)
         if not found:
@@ -138,4 +153,18 @@ class FieldSearch:
         return sorted(matches, key=lambda m: (-m.probability, id_key(m.id)))
 
 
-__all__ = ["FieldSearch"]
+def checked_fields(record: Record, profiles: Sequence[FieldProfile]) -> None:
+    """Refuse a record naming a field the index does not have (a lookup
+    would say nothing of it, and answer as if it matched).
+
+    Raises:
+        InputError: naming the field and listing those the index has.
+    """
+    known = [p.name for p in profiles]
+    strange = [name for name, _ in record.fields if name not in known]
+    if strange:
+        raise InputError(f"the index has no field {strange[0]!r}: its fields are {', '.join(known)}",
+                         hint="name the fields as the index does (as in the table it was indexed from)")
+
+
+__all__ = ["FieldSearch", "checked_fields"]

@@ -17,6 +17,7 @@ from bench import fields
 from conftest import create_core, drop_core, one_line_error, run_cli
 
 from neardup_solr import InputError, NearDuplicates
+from neardup_solr.evidence import probability
 from neardup_solr.results import plots
 from neardup_solr.results.evaluate import read_gold, score
 from neardup_solr.results.pairs import read_pairs
@@ -98,6 +99,35 @@ def test_online_lookups_and_explanations_give_the_report_s_probability(reported,
     # The pairs of indexed records are found by the same model.
     again = {p.key: p for p in nd.pairs_of([nd.record(kept[0].a)])}
     assert again[kept[0].key].probability == pytest.approx(kept[0].probability, abs=5e-5)
+
+
+def test_a_lookup_by_some_fields_weighs_the_others_nothing_and_an_unknown_field_is_refused(reported, contacts):
+    """A lookup that gives some fields says nothing of the others: a match
+    weighs the prior and the given fields' terms alone, those the full
+    pair's explanation gives them, not an empty field's measured weight for
+    every other column. A field the index does not have is refused naming
+    those it has, from the API and from the command line."""
+    core, pairs, _ = reported
+    nd = NearDuplicates(core)
+    rows = {r["record_id"]: r for r in pd.read_parquet(contacts.records).astype("string").to_dict("records")}
+    given_names = ("first_name", "last_name", "email")
+    checked = 0
+    for pair in sorted(read_pairs(pairs), key=lambda p: (p.a, p.b))[:40]:
+        given = {name: rows[pair.a][name] for name in given_names if not pd.isna(rows[pair.a][name])}
+        if len(given) < len(given_names):
+            continue
+        found = {m.id: m for m in nd.query(given, limit=None)}
+        steps = nd.explain(pair.a, pair.b).steps
+        weight = steps[0].weight + sum(step.weight for step in steps[1:] if step.name in given_names)
+        if pair.b in found:  # a candidate of the lookup: it shares a key of the given fields, or a band
+            assert found[pair.b].probability == pytest.approx(float(probability(weight)), rel=1e-9)
+            checked += 1
+    assert checked >= 10
+    with pytest.raises(InputError) as refused:
+        nd.query({"emial": "ann@example.com"})
+    assert "no field 'emial'" in str(refused.value) and "email" in str(refused.value).split(":", 1)[1]
+    done = run_cli("query", "--field", "emial=ann@example.com", "--solr-url", core.url)
+    assert done.returncode == 1 and one_line_error(done).startswith("neardup: error: the index has no field 'emial'")
 
 
 def test_a_notebook_shows_field_pairs_and_a_field_query_s_matches_in_one_short_line(core, contacts):
