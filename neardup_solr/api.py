@@ -610,7 +610,8 @@ class NearDuplicates:
             def shown(values: Mapping[str, str]) -> list[str]:
                 return [" / ".join(values.get(names[f], "") for f in unit) for unit in fields.model.field_units]
 
-            return fields.model.explain(a, b, levels[0].tolist(), shares[0].tolist(), shown(values_a), shown(values_b))
+            return fields.model.explain(a, b, levels[0].tolist(), shares[0].tolist(), shown(values_a), shown(values_b),
+                                        identical=fields.forms(first) == fields.forms(second))
         search = self._search(None)
         similarity, level = search.similarities(first.text, [second.text])
         return of_text(a, b, search.model, float(similarity[0]), int(level[0]))

@@ -278,9 +278,12 @@ class Fitted:
         the candidates, and the share estimated to be missed."""
         return float(self.p.sum()) / max(1.0 - self.missed, 1e-3)
 
+    identical: np.ndarray | None = None
+
     def explanation(self, at: int) -> str:
         """Candidate ``at``'s explanation in brief (``evidence.Explanation.brief``)."""
-        return self.model.explain("", "", self.levels[at].tolist(), self.shares[at].tolist()).brief()
+        return self.model.explain("", "", self.levels[at].tolist(), self.shares[at].tolist(),
+                                  identical=bool(self.identical is not None and self.identical[at])).brief()
 
 
 def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: bool = False,
@@ -356,8 +359,18 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
     missed = min(max(by_keys * by_bands, by_sample), MAX_MISSED)
     if missed > 1e-3:
         model = fitted(1.0 - missed)
-    p = model.probabilities(levels, shares)
-    return Fitted(found, field_levels, levels, shares, p, model, list(keys), missed, len(random_left))
+    same = identical(records.columns, found.left, found.right)
+    p = model.probabilities(levels, shares, identical=same)
+    return Fitted(found, field_levels, levels, shares, p, model, list(keys), missed, len(random_left), same)
+
+
+def identical(columns: Sequence[Column], left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Whether the records of each pair are identical in every field
+    (normal forms equal, or both missing): one record written twice."""
+    same = np.ones(len(left), bool)
+    for column in columns:
+        same &= column.codes[left] == column.codes[right]
+    return same
 
 
 def outside_matches(records: Records, found: Found, model: FieldModel,
@@ -451,7 +464,8 @@ def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: n
     weighed as candidates are."""
     field_levels = levels_of(records.columns, left, right, roles)
     return model.weights(joint(field_levels, model.field_units, [c.kind for c in records.columns]),
-                         unit_shares(shares_of(records.columns, left), model.field_units))
+                         unit_shares(shares_of(records.columns, left), model.field_units),
+                         identical=identical(records.columns, left, right))
 
 
 def differing(levels: np.ndarray) -> np.ndarray:
@@ -462,4 +476,4 @@ def differing(levels: np.ndarray) -> np.ndarray:
 
 
 
-__all__ = ["Fitted", "Found", "Records", "differing", "fit_records", "pair_weights"]
+__all__ = ["Fitted", "Found", "Records", "differing", "fit_records", "identical", "pair_weights"]

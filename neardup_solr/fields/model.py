@@ -60,6 +60,11 @@ MIN_MATCHES = 1.0
 # this share of its expected matches is guessing: most of its pairs sit
 # near 1/2 (a fit on look-alikes, not on matches).
 MAX_AMBIGUITY = 0.5
+# Two records identical in every field are one record written twice: their
+# match weight is at least this (a probability of 1 to nine decimals),
+# however common their values (one entity's many copies make its values
+# common, and their agreement on them weak evidence by the values' shares).
+IDENTICAL = 30.0
 # Past this ambiguity the estimates are said to be unsure: as large a share
 # of the expected matches as the error the estimates are held to rests on
 # probabilities between 0 and 1, whose calibration no fit without labels checks.
@@ -168,7 +173,7 @@ class FieldModel:
         return [np.log2(np.asarray(unit.m) / np.asarray(unit.u)) for unit in self.units]
 
     def weights(self, levels: np.ndarray, shares: np.ndarray | None = None,
-                unknown: Sequence[int] = ()) -> np.ndarray:
+                unknown: Sequence[int] = (), identical: np.ndarray | None = None) -> np.ndarray:
         """Each pair's match weight (bits), prior included.
 
         Args:
@@ -178,12 +183,14 @@ class FieldModel:
                 ``None``: no term-frequency adjustment).
             unknown: units that weigh nothing (a lookup that gives some
                 fields says nothing of the others).
+            identical: whether each pair's records are identical in every
+                field: they weigh at least :data:`IDENTICAL`.
         """
         total = np.full(len(levels), self.prior_weight)
         for f in range(len(self.units)):
             if f not in unknown:
                 total += self._unit_weight(f, levels[:, f], None if shares is None else shares[:, f])
-        return total
+        return total if identical is None else np.where(identical, np.maximum(total, IDENTICAL), total)
 
     def _unit_weight(self, f: int, level: np.ndarray, share: np.ndarray | None) -> np.ndarray:
         weight = self.ratios[f][level.astype(np.int64)]
@@ -198,21 +205,26 @@ class FieldModel:
         return weight
 
     def probabilities(self, levels: np.ndarray, shares: np.ndarray | None = None,
-                      unknown: Sequence[int] = ()) -> np.ndarray:
-        return probability(self.weights(levels, shares, unknown))
+                      unknown: Sequence[int] = (), identical: np.ndarray | None = None) -> np.ndarray:
+        return probability(self.weights(levels, shares, unknown, identical))
 
     def explain(self, a: str, b: str, levels: Sequence[int], shares: Sequence[float] | None = None,
-                values_a: Sequence[str] = (), values_b: Sequence[str] = ()) -> Explanation:
+                values_a: Sequence[str] = (), values_b: Sequence[str] = (), identical: bool = False) -> Explanation:
         """Why pair (``a``, ``b``) of ``levels`` (one a unit) has its
         probability: the prior, then each unit's level and weight, with the
-        two records' values of it when given; the steps add up to the
-        pair's match weight, whose probability is the pair's."""
+        two records' values of it when given, and for records ``identical``
+        in every field what takes them to :data:`IDENTICAL`; the steps add
+        up to the pair's match weight, whose probability is the pair's."""
         steps = [Step("prior", "", self.prior_weight)]
         for f, unit in enumerate(self.units):
             at = np.array([levels[f]], np.int8)
             weight = self._unit_weight(f, at, None if shares is None else np.array([shares[f]]))
             steps.append(Step(unit.name, unit.levels[int(levels[f])].label, float(weight[0]),
                               values_a[f] if values_a else "", values_b[f] if values_b else ""))
+        if identical:
+            so_far = math.fsum(step.weight for step in steps)
+            if so_far < IDENTICAL:
+                steps.append(Step("identical", "in every field", IDENTICAL - so_far))
         return Explanation(a, b, tuple(steps))
 
     @property
@@ -290,4 +302,4 @@ def hidden(probabilities: np.ndarray, expected: float) -> float:
     return float((1.0 - p[doubted]).sum()) / expected if expected > 0 else math.inf
 
 
-__all__ = ["FieldModel", "Level", "UNSURE", "Unit", "ambiguity", "filled", "hidden", "probability"]
+__all__ = ["FieldModel", "IDENTICAL", "Level", "UNSURE", "Unit", "ambiguity", "filled", "hidden", "probability"]

@@ -27,7 +27,7 @@ from ..fields.comparisons import Column, compare, joint, swaps
 from ..fields.keys import Key, record_key_term, value_term
 from ..errors import InputError
 from ..fields.kinds import FieldProfile, normal
-from ..fields.matching import differing, unit_shares
+from ..fields.matching import differing, identical, unit_shares
 from ..fields.model import FieldModel
 from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
 from ..index.solr import Solr, term
@@ -108,7 +108,9 @@ class FieldSearch:
         units = self.model.field_units
         levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
         shares = unit_shares(np.tile(self.shares(forms), (len(others), 1)), units)
-        return field_levels, levels, shares, self.model.probabilities(levels, shares, self.unknown(record))
+        unknown = self.unknown(record)
+        same = identical(columns, mine, theirs_at) if not unknown and others else None
+        return field_levels, levels, shares, self.model.probabilities(levels, shares, unknown, same)
 
     def unknown(self, record: Record) -> list[int]:
         """The model's units none of whose fields ``record`` gives at all (a

@@ -281,3 +281,19 @@ def test_a_round_that_finds_more_matches_than_the_fit_on_all_candidates_is_not_l
     monkeypatch.setattr(training, "ROUND_EXCESS", math.inf)
     believed = fit(levels, u, ["a", "b", "c"], KINDS, total_pairs=len(levels), rounds=[by_a])
     assert believed.units[2].m[1] > 0.97
+
+
+def test_records_identical_in_every_field_weigh_at_least_the_identical_weight():
+    """Copies of one record agree on values their many copies made common,
+    which weighs little by their shares: they weigh at least IDENTICAL, and
+    their explanation says what takes them there, adding up."""
+    from neardup_solr.fields.model import IDENTICAL
+
+    model = _model()
+    row, common = np.array([[1, 1, 1]], np.int8), np.array([[0.3, 0.3, 0.3]])
+    plain = float(model.weights(row, common)[0])
+    assert plain < IDENTICAL
+    assert float(model.weights(row, common, identical=np.array([True]))[0]) == IDENTICAL
+    why = model.explain("x", "y", [1, 1, 1], [0.3, 0.3, 0.3], identical=True)
+    assert why.steps[-1].name == "identical" and why.weight == pytest.approx(IDENTICAL)
+    assert model.explain("x", "y", [1, 1, 1], [0.3, 0.3, 0.3]).weight == pytest.approx(plain)

@@ -1,0 +1,113 @@
+"""Entities with many records, end to end on a real Solr: identical records
+of any number in one entity, names as people write them, and estimates
+that see what the candidates missed."""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+import pytest
+
+from bench import historical, mentions
+from conftest import create_core, drop_core, run_cli
+
+from neardup_solr import NearDuplicates
+from neardup_solr.match.summary import ReportSummary, summary_path
+from neardup_solr.results.evaluate import read_gold, score
+from neardup_solr.results.pairs import read_pairs
+
+pytestmark = pytest.mark.solr
+
+
+@pytest.fixture(scope="module")
+def people(solr_node, tmp_path_factory):
+    """splink's historical people, the first 3,000 records (whole people,
+    3 to 21 records each), indexed and reported with explanations."""
+    folder = tmp_path_factory.mktemp("historical")
+    records, truth = historical.generate(folder, 3000)
+    core = create_core(solr_node)
+    done = run_cli("index", str(records), "--id-column", historical.ID_COLUMN, "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    pairs = folder / "pairs.csv"
+    done = run_cli("report", "--explain", str(pairs), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    yield core, pairs, truth, done.stderr
+    drop_core(core)
+
+
+def test_identical_records_of_an_entity_of_any_size_are_one_entity(core, tmp_path):
+    """450 copies of one mention beside 2,000 others: past every bucket's
+    limit and past the size clusters are split by a whole matrix, they are
+    one entity (no pair of theirs lost), and the others are not in it."""
+    records, _ = mentions.generate(2000, 3, tmp_path / "mentions")
+    rows = list(csv.DictReader(records.open(encoding="utf-8")))
+    copied = rows[7]
+    copies = [{**copied, "id": f"copy{n}"} for n in range(450)]
+    table = tmp_path / "people.csv"
+    with table.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows + copies)
+    assert run_cli("index", str(table), "--id-column", "id", "--solr-url", core.url, "-q").returncode == 0
+    out = tmp_path / "entities.csv"
+    done = run_cli("report", "--entities", str(out), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    entity = dict(csv.reader(out.open(encoding="utf-8")))
+    assert len(entity) == len(rows) + len(copies) + 1  # every record once, and the header
+    assert {entity[c["id"]] for c in copies} | {entity[copied["id"]]} == {entity[copied["id"]]}
+    members = [i for i, e in entity.items() if e == entity[copied["id"]]]
+    assert len(members) >= 451
+    assert "entities:" in done.stderr and "(the largest" in done.stderr
+    # The API gives the same entities.
+    found = NearDuplicates(core).entities()
+    assert dict(found) == {i: e for i, e in entity.items() if i != "id"}
+
+
+def test_nicknames_and_names_written_the_other_way_round_are_matches(people):
+    """Records of one person whose given names are a nickname of each
+    other (charles and charlie, william and bill), and records with the
+    given and family names the other way round, are kept, and nearly all
+    such kept pairs are true."""
+    _, pairs, truth, _ = people
+    gold = read_gold(truth)
+    kept = read_pairs(pairs)
+    nicknamed = [p for p in kept if "a nickname of the other" in p.explanation]
+    swapped = [p for p in kept if "the other's given or family name" in p.explanation]
+    assert len(nicknamed) >= 20 and len(swapped) >= 20
+    for found in (nicknamed, swapped):
+        assert sum(p.key in gold for p in found) >= 0.95 * len(found)
+
+
+def test_the_estimates_say_what_the_candidates_and_the_model_may_miss(people):
+    """The people's true pairs are not all candidates, and the model gives
+    many of the rest low odds (a nickname and little else): the recall is
+    estimated high, and the report says its estimates are unsure, by about
+    as much as they are off (within half the error), where precision holds."""
+    _, pairs, truth, stderr = people
+    about = ReportSummary.read(summary_path(pairs))
+    measured = score(read_pairs(pairs), read_gold(truth))
+    assert abs(about.estimated.precision - measured.precision) <= 0.05
+    off = about.estimated.recall - measured.recall
+    if off > 0.05:
+        assert about.fields.unsure and about.fields.doubt >= off / 2
+        assert "both unsure" in next(line for line in stderr.splitlines() if line.startswith("model:"))
+    assert about.fields.missed > 0.005  # the candidates' misses are counted, not taken for none
+
+
+def test_entities_gain_the_matches_transitivity_implies(people, tmp_path):
+    """The people's entities taken as pairs find more of the true pairs than
+    the pairs themselves (A~B and B~C give A~C) at no cost in precision."""
+    core, pairs, truth, _ = people
+    out = tmp_path / "entities.parquet"
+    done = run_cli("report", "--entities", str(out), "--solr-url", core.url, "-q")
+    assert done.returncode == 0, done.stderr
+    entity = pd.read_parquet(out).set_index("id")["cluster_id"]
+    gold = read_gold(truth)
+    members: dict[str, list[str]] = {}
+    for record, cluster in entity.items():
+        members.setdefault(cluster, []).append(record)
+    within = {frozenset((a, b)) for group in members.values() for i, a in enumerate(group) for b in group[i + 1:]}
+    pairs_recall = score(read_pairs(pairs), gold).recall
+    assert len(within & gold) / len(gold) > pairs_recall
+    assert len(within & gold) / len(within) >= score(read_pairs(pairs), gold).precision - 0.01
