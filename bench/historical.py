@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "datasets" / "historical_50k"
 FILE = "historical_figures_with_errors_50k.parquet"
 ID_COLUMN = "unique_id"
+# Each record's person, as `neardup evaluate --gold` reads true clusters.
+CLUSTERS = "true_clusters.csv"
 ANSWER = "cluster"
 FIELDS = ("first_name", "surname", "dob", "birth_place", "postcode_fake", "gender", "occupation")
 
@@ -53,6 +55,7 @@ def generate(out_dir: Path, size: int | None = None) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     records, truth = out_dir / "records.parquet", out_dir / "true_pairs.tsv"
     table[[ID_COLUMN, *FIELDS]].to_parquet(records, index=False)
+    table[[ID_COLUMN, ANSWER]].rename(columns={ID_COLUMN: "id"}).to_csv(out_dir / CLUSTERS, index=False)
     with truth.open("w", encoding="utf-8") as out:
         for _, members in table.groupby(ANSWER, sort=True)[ID_COLUMN]:
             for a, b in combinations(sorted(members), 2):

@@ -15,7 +15,8 @@ import click
 
 from ..lsh import bands
 from ..errors import MissingExtra
-from ..results.evaluate import cluster_scores, missed, read_gold, score, score_labels, values_by_truth
+from ..results.evaluate import (cluster_scores, groups_of, missed, read_gold, read_membership, score, score_clusters,
+                                score_labels, values_by_truth)
 from ..results.labels import read_labels
 from ..match.summary import ReportSummary, summary_path
 from ..results.pairs import Pair, read_pairs
@@ -28,7 +29,8 @@ from .common import EXIT_SKIPPED_LINES, record_input, renamed_option, say
 @click.command("evaluate")
 @click.argument("pairs", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--gold", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="True pairs, two ids per line (records of sources: source_a id_a source_b id_b).")
+              help="True pairs, two ids per line (records of sources: source_a id_a source_b id_b); or true "
+              "clusters, a table with a header naming `id` and `cluster` (or `cluster_id`, `entity`).")
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="A labels file (`id_a<TAB>id_b<TAB>same|different` lines, the latest for a pair wins), as "
               "`neardup serve` writes it: only labeled pairs count.")
@@ -50,6 +52,11 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
     .model.json), the model's estimated precision and recall are printed
     beside the measured ones, and its histogram is saved too (.model.png).
 
+    PAIRS may be the entities `report --entities` wrote (id, cluster_id):
+    they are scored as pairs (every two records of one entity), and by
+    B-cubed. --gold may hold true clusters instead of pairs (a table naming
+    `id` and `cluster`): every two records of one are a true pair.
+
     With --gold the clusters are scored too, on the line before the pairs'
     numbers: the pairs' connected components against the gold pairs', by
     B-cubed precision and recall and the adjusted Rand index, over every
@@ -70,6 +77,7 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
       -> found=114 true=110 precision=0.965 recall=0.982 f1=0.973
       neardup evaluate out.tsv --gold gold_pairs.tsv --missed
       neardup evaluate pairs.tsv --gold gold.tsv --records people.csv --id-column person_id
+      neardup evaluate entities.csv --gold true_clusters.csv
       neardup evaluate pairs.tsv --labels labels.tsv
       -> labels: 3 pairs same, 4 different; 114 pairs reported, 7 of them labeled (3 same, 4 different)
       -> labeled: found=114 judged=7 true=3 false=4 same=3 precision=0.429 recall=1.000 f1=0.600
@@ -78,6 +86,12 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
         raise click.UsageError("give --gold, --labels or both")
     if gold is None and show_missed:
         raise click.UsageError("--missed lists true pairs: it needs --gold")
+    entities = read_membership(pairs)
+    if entities is not None:
+        if gold is None:
+            raise click.UsageError("entities are scored against true pairs or clusters: give --gold")
+        _score_entities(pairs, entities, gold, records)
+        return
     found = read_pairs(pairs)
     if gold is not None:
         _score_gold(pairs, found, gold, plot, no_plot, show_missed, records)
@@ -90,9 +104,44 @@ def evaluate(pairs: Path, gold: Path | None, labels: Path | None, plot: Path | N
             sys.exit(EXIT_SKIPPED_LINES)
 
 
+def _score_entities(path: Path, entities: dict[str, str], gold: Path, records: RecordFile | None) -> None:
+    """Score each record's entity (``report --entities``) against true pairs
+    or true clusters: the entities' estimates beside the measured, B-cubed,
+    then the pairwise numbers (every two records of an entity a pair)."""
+    truth = read_truth(gold)
+    about = ReportSummary.read(summary_path(path))
+    measured = score_clusters(entities, truth)
+    if about is not None and about.entities is not None:
+        caveat = f" ({about.caveat})" if about.caveat else ""
+        click.echo(f"estimated precision={about.entities.precision:.3f} recall={about.entities.recall:.3f}{caveat}  "
+                   f"measured precision={measured.precision:.3f} recall={measured.recall:.3f}")
+    texts = read_texts(records) if records else {}
+    gold_groups = groups_of(truth) if isinstance(truth, dict) else truth
+    click.echo(cluster_scores(groups_of(entities), gold_groups, list(texts) or list(entities)).line())
+    click.echo(measured.line())
+
+
+def read_truth(gold: Path) -> dict[str, str] | set[frozenset[str]]:
+    """True clusters (a membership file: id and cluster columns) or true pairs."""
+    clusters = read_membership(gold)
+    return read_gold(gold) if clusters is None else clusters
+
+
 def _score_gold(pairs: Path, found: list[Pair], gold: Path, plot: Path | None, no_plot: bool, show_missed: bool,
                 records: RecordFile | None) -> None:
     """Score ``found`` against the gold file; print the scores, save the histograms."""
+    clusters = read_membership(gold)
+    if clusters is not None:
+        measured = score_clusters(found, clusters)
+        about = ReportSummary.read(summary_path(pairs))
+        if about is not None and about.estimated is not None:
+            caveat = f" ({about.caveat})" if about.caveat else ""
+            click.echo(f"estimated precision={about.estimated.precision:.3f} recall={about.estimated.recall:.3f}"
+                       f"{caveat}  measured precision={measured.precision:.3f} recall={measured.recall:.3f}")
+        texts = read_texts(records) if records else {}
+        click.echo(cluster_scores(found, groups_of(clusters), list(texts) or None).line())
+        click.echo(measured.line())
+        return
     truth = read_gold(gold)
     about = ReportSummary.read(summary_path(pairs))
     if not no_plot:

@@ -22,12 +22,15 @@ same partition).
 
 from __future__ import annotations
 
+import csv
+import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..extras import require
 from ..files import read_text
 from .clustering import connected
 from .pairs import Pair
@@ -135,6 +138,87 @@ def read_gold(path: Path | str) -> set[frozenset[str]]:
 def score(pairs: Iterable[Pair], gold: set[frozenset[str]]) -> Score:
     found = {p.key for p in pairs}
     return Score(found=len(found), true=len(found & gold), gold=len(gold))
+
+
+# The columns a membership file (each record's cluster or entity) names its cluster by.
+CLUSTER_NAMES = ("cluster_id", "cluster", "entity_id", "entity")
+
+
+def read_membership(path: Path | str) -> dict[str, str] | None:
+    """Each record's cluster, from a file of one record a row whose header
+    names ``id`` and a cluster (one of :data:`CLUSTER_NAMES`; with ``source``
+    too for records of sources): a membership file (``report --entities``,
+    ``clusters --membership``) or gold clusters, as CSV, TSV, JSON Lines
+    or Parquet. ``None`` for a file of another shape (pairs)."""
+    rows = _table_rows(path)
+    if rows is None:
+        return None
+    columns, values = rows
+    named = next((c for c in CLUSTER_NAMES if c in columns), None)
+    if "id" not in columns or named is None:
+        return None
+    at, cluster = columns.index("id"), columns.index(named)
+    source = columns.index("source") if "source" in columns else None
+    return {(keyed(row[source], row[at]) if source is not None else row[at]): row[cluster]
+            for row in values if len(row) > max(at, cluster)}
+
+
+def _table_rows(path: Path | str) -> tuple[list[str], list[list[str]]] | None:
+    """A small table's header and rows as text, by its format (Parquet by
+    its first bytes; else JSON Lines, CSV or TSV by its first line)."""
+    with open(path, "rb") as start:
+        parquet = start.read(4) == b"PAR1"
+    if parquet:
+        table = require("pyarrow.parquet", "reading Parquet").read_table(path)
+        return table.column_names, [["" if v is None else str(v) for v in row]
+                                    for row in zip(*(table.column(c).to_pylist() for c in table.column_names))]
+    lines = read_text(path, "clusters").splitlines()
+    if not lines:
+        return None
+    if lines[0].lstrip().startswith("{"):
+        objects = [json.loads(line) for line in lines if line.strip()]
+        columns = list(objects[0]) if objects else []
+        return columns, [[str(o.get(c, "")) for c in columns] for o in objects]
+    separator = "\t" if "\t" in lines[0] else ","
+    rows = list(csv.reader(lines, delimiter=separator))
+    return rows[0], rows[1:]
+
+
+def groups_of(membership: Mapping[str, str]) -> list[list[str]]:
+    """The clusters of a membership: the records of each cluster."""
+    found: dict[str, list[str]] = {}
+    for record, cluster in membership.items():
+        found.setdefault(cluster, []).append(record)
+    return list(found.values())
+
+
+def score_clusters(found: Mapping[str, str] | Iterable[Pair], gold: Mapping[str, str] | set[frozenset[str]]) -> Score:
+    """Pairwise scores where either side is clusters (a membership: every
+    two records of one cluster are a pair) and the other pairs or clusters,
+    counted without listing the clusters' pairs."""
+    if not isinstance(found, Mapping):
+        pairs = {p.key for p in found}
+        true = sum(1 for pair in pairs if _together(gold, pair))
+        return Score(found=len(pairs), true=true, gold=_pairs_in(gold))
+    if isinstance(gold, Mapping):
+        both = Counter((cluster, gold[record]) for record, cluster in found.items() if record in gold)
+        true = sum(n * (n - 1) // 2 for n in both.values())
+    else:
+        true = sum(1 for pair in gold if _together(found, pair))
+    return Score(found=_pairs_in(found), true=true, gold=_pairs_in(gold))
+
+
+def _together(side: Mapping[str, str] | set[frozenset[str]], pair: frozenset[str]) -> bool:
+    if not isinstance(side, Mapping):
+        return pair in side
+    a, b = tuple(pair)
+    return a in side and b in side and side[a] == side[b]
+
+
+def _pairs_in(side: Mapping[str, str] | set[frozenset[str]]) -> int:
+    if not isinstance(side, Mapping):
+        return len(side)
+    return sum(n * (n - 1) // 2 for n in Counter(side.values()).values())
 
 
 def score_labels(pairs: Iterable[Pair], labels: Mapping[frozenset[str], bool]) -> LabeledScore:
