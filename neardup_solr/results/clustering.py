@@ -186,6 +186,7 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
     inside = np.flatnonzero((home[left] >= 0) & (home[left] == home[right]))
     inside = inside[np.argsort(home[left[inside]], kind="stable")]
     starts = np.searchsorted(home[left[inside]], np.arange(len(groups_of) + 1))
+    weighed = _weighed_matrices(groups_of, weigh) if weigh is not None else {}
     for number, component in enumerate(groups_of):
         if len(component) == 2:
             found.append(component.tolist())
@@ -196,17 +197,54 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
             groups = sampled_linkage(component, a, b, weights[mine], weigh) if weigh is not None else \
                 pivots(len(component), a, b, weights[mine])
         else:
-            matrix = np.full((len(component), len(component)), MISSING)
-            if weigh is not None:
-                first, second = np.triu_indices(len(component), k=1)
-                matrix[first, second] = np.clip(weigh(component[first], component[second]), -STRONGEST, STRONGEST)
-                matrix[second, first] = matrix[first, second]
-            else:
+            matrix = weighed.get(number)
+            if matrix is None:
+                matrix = np.full((len(component), len(component)), MISSING)
                 matrix[a, b] = weights[mine]
                 matrix[b, a] = weights[mine]
             groups = average_linkage(matrix)
         found.extend(sorted(component[g].tolist()) for g in groups if len(g) > 1)
     return found
+
+
+# Pairs weighed at once when the components' matrices are filled.
+WEIGHED_AT_ONCE = 1 << 21
+
+
+def _weighed_matrices(groups: Sequence[np.ndarray],
+                      weigh: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> dict[int, np.ndarray]:
+    """The weight matrix of every component of three records up to
+    :data:`AVERAGED` (by its number), every pair of it weighed, many
+    components' pairs in one call."""
+    matrices: dict[int, np.ndarray] = {}
+    batch: list[int] = []
+    pairs = 0
+
+    def flush() -> None:
+        if not batch:
+            return
+        spans = [np.triu_indices(len(groups[n]), k=1) for n in batch]
+        firsts = np.concatenate([groups[n][i] for n, (i, _) in zip(batch, spans)])
+        seconds = np.concatenate([groups[n][j] for n, (_, j) in zip(batch, spans)])
+        weights = np.clip(weigh(firsts, seconds), -STRONGEST, STRONGEST)
+        at = 0
+        for n, (i, j) in zip(batch, spans):
+            matrix = np.full((len(groups[n]), len(groups[n])), MISSING)
+            matrix[i, j] = weights[at:at + len(i)]
+            matrix[j, i] = matrix[i, j]
+            matrices[n] = matrix
+            at += len(i)
+        batch.clear()
+
+    for number, component in enumerate(groups):
+        if 2 < len(component) <= AVERAGED:
+            batch.append(number)
+            pairs += len(component) * (len(component) - 1) // 2
+            if pairs >= WEIGHED_AT_ONCE:
+                flush()
+                pairs = 0
+    flush()
+    return matrices
 
 
 # Cross pairs of two clusters weighed to decide whether they merge: every
