@@ -20,7 +20,8 @@ import numpy as np
 
 def probability(weight: np.ndarray | float) -> np.ndarray | float:
     """The probability of a match weight in bits: ``2^w / (1 + 2^w)``."""
-    return 1.0 / (1.0 + np.exp2(-np.asarray(weight, np.float64)))
+    # Past 1000 bits either way exp2 overflows, and the probability is 0 or 1 to the last bit anyway.
+    return 1.0 / (1.0 + np.exp2(-np.clip(np.asarray(weight, np.float64), -1000.0, 1000.0)))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ KEY_BUDGET = 10.0
 # At most this many keys in all: each adds a query clause online and a
 # grouping in a report.
 MAX_KEYS = 12
+# Fields too common alone paired into keys, at most: the most filled and distinct.
+PAIRED = 12
 
 
 # In a bucket larger than the limit (refined, where the key refines, and
@@ -288,7 +290,9 @@ def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget
     usable = [i for i, p in enumerate(profiles) if p.kind != "category"]
     costs = {(i,): cost((i,)) for i in usable}
     alone = {fields[0] for fields, (_, c, whole) in costs.items() if c <= budget and whole}
-    common = [i for i in range(len(profiles)) if i not in alone]
+    # Pairs of the fields most filled and most distinct (their pairs are the keys that cost least).
+    common = sorted(sorted((i for i in range(len(profiles)) if i not in alone),
+                           key=lambda i: -profiles[i].filled * profiles[i].distinct)[:PAIRED])
     costs.update({(x, y): cost((x, y)) for n, x in enumerate(common) for y in common[n + 1:]})
     chosen = [key for fields, (key, c, _) in sorted(costs.items(), key=lambda kv: (len(kv[0]), kv[1][1]))
               if c <= budget and fills(codes, fields) > 0]
@@ -307,18 +311,15 @@ def key_pairs(codes: Sequence[np.ndarray], keys: Sequence[Key], max_bucket: int 
     the pairs of its whole buckets, and bit ``len(keys)`` for those of any
     key's windows. A bucket held by more than ``max_bucket`` records is
     refined where the key refines, and paired by :data:`WINDOW` where it is
-    still larger."""
+    still larger. Memory holds the distinct pairs so far and one key's."""
     order = record_order(codes) if order is None else order
-    lefts, rights, bits = [], [], []
+    left, right, bit = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     for number, key in enumerate(keys):
         (a, b), (wa, wb) = Buckets.of(codes, key, max_bucket, order).pairs()
-        lefts += [a, wa]
-        rights += [b, wb]
-        bits += [np.full(len(a), 1 << number, np.int64), np.full(len(wa), 1 << len(keys), np.int64)]
-    if not lefts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    left, right, bit = np.concatenate(lefts), np.concatenate(rights), np.concatenate(bits)
-    return merge_pairs(left, right, bit)
+        left, right, bit = merge_pairs(np.concatenate([left, a, wa]), np.concatenate([right, b, wb]),
+                                       np.concatenate([bit, np.full(len(a), 1 << number, np.int64),
+                                                       np.full(len(wa), 1 << len(keys), np.int64)]))
+    return left, right, bit
 
 
 def bucket_pairs(keys: np.ndarray, owners: np.ndarray, max_bucket: int | None = None) -> tuple[np.ndarray, np.ndarray]:

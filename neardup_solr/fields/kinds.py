@@ -14,7 +14,9 @@ date        most values parse as dates           day and month swapped; one of y
             (``values.parse_date``)              differs; the same year ("exact" also takes one day
                                                  written apart)
 category    few distinct values, each repeated   (none)
-number      most values parse as numbers         within 0.5%; within 10%
+number      most values parse as numbers (but    within 0.5%; within 10%
+            zip codes: leading zeros, or digits
+            all as many)
 phone       most values are 7 to 16 digits       the same last 7 digits; two edits
 code        most values one token with digits    one edit; two edits
 name        a few words on average               Jaro-Winkler >= 0.92; >= 0.8; an initial or a part
@@ -28,9 +30,12 @@ each holding its test and threshold.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
+
+import numpy as np
 
 from .levels import (DIFFERENT, EDITS, EXACT_LEVEL, JARO_WINKLER, RELATIVE, TOKEN_SET, Level, nickname, one_differs,
                      part_of, same_date, same_mailbox, same_tail, same_year, swapped, threshold)
@@ -49,6 +54,9 @@ REPEATS = 3
 CATEGORY_SHARE = 0.02
 # Names are short: a field averaging more words than this is text.
 NAME_WORDS = 4
+# Whole numbers all of this many digits or more, or any with a leading zero,
+# are codes (zip codes, account numbers), compared by their digits' edits.
+CODE_DIGITS = 5
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,20 @@ def _few_values(cleaned: list[str]) -> bool:
                                                          and distinct * REPEATS <= len(cleaned))
 
 
+def _numbers(cleaned: list[str]) -> bool:
+    """Most values are numbers, and they are not codes written in digits:
+    a zip code or an account number keeps its leading zeros, or all have
+    as many digits (:data:`CODE_DIGITS` or more)."""
+    if not _most(lambda c: parse_number(c) is not None)(cleaned):
+        return False
+    whole = [c for c in cleaned if c.isdigit()]
+    if len(whole) < KIND_SHARE * len(cleaned):
+        return True
+    if any(len(c) > 1 and c.startswith("0") for c in whole):
+        return False
+    return not (len({len(c) for c in whole}) == 1 and len(whole[0]) >= CODE_DIGITS)
+
+
 def _short(cleaned: list[str]) -> bool:
     return sum(len(words_of(c)) for c in cleaned) / len(cleaned) <= NAME_WORDS
 
@@ -97,7 +119,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
          (Level("exact", same_date), Level("day and month swapped", swapped),
           Level("one of year, month, day differs", one_differs), Level("same year", same_year), DIFFERENT)),
     Kind("category", _few_values, words_form, whole_key, (EXACT_LEVEL, DIFFERENT)),
-    Kind("number", _most(lambda c: parse_number(c) is not None), number_form, whole_key,
+    Kind("number", _numbers, number_form, whole_key,
          (EXACT_LEVEL, threshold(RELATIVE, 0.005), threshold(RELATIVE, 0.1), DIFFERENT)),
     Kind("phone", _most(is_phone), phone_form, phone_key,
          (EXACT_LEVEL, Level(f"same last {PHONE_TAIL} digits", same_tail), threshold(EDITS, 2), DIFFERENT)),
@@ -199,14 +221,15 @@ def kind_of(values: Sequence[str]) -> str:
 
 
 def profile(names: Sequence[str], rows: Iterable[Mapping[str, str]]) -> tuple[FieldProfile, ...]:
-    """Each of the fields ``names`` profiled from sampled records' fields
-    ``rows``, the given and family names marked (:func:`name_roles`).
+    """The fields ``names`` worth comparing (:func:`worth_comparing`)
+    profiled from sampled records' fields ``rows``, the given and family
+    names marked (:func:`name_roles`).
 
     Costs a cleaning of every sampled value (2000 records of 15 fields:
     about a quarter of a second).
     """
     rows = list(rows)
-    found, given = [], []
+    found, given, telling = [], [], []
     for name in names:
         values = [row[name] for row in rows if row.get(name, "").strip()]
         kind = kind_of(values)
@@ -217,7 +240,34 @@ def profile(names: Sequence[str], rows: Iterable[Mapping[str, str]]) -> tuple[Fi
             distinct=round(len(set(normals)) / len(normals), 4) if normals else 0.0,
             words=round(sum(len(v.split()) for v in normals) / len(normals), 2) if normals else 0.0))
         given.append(sum(map(is_given_name, normals)) / len(normals) if kind == "name" and normals else 0.0)
-    return name_roles(found, given)
+        telling.append(_entropy(normals) * len(normals) / max(len(rows), 1))
+    kept = worth_comparing(telling) if rows else list(range(len(found)))  # no sample tells none apart
+    return name_roles([found[i] for i in kept], [given[i] for i in kept])
 
 
-__all__ = ["KINDS", "SWAPPED", "FieldProfile", "Kind", "key_form", "kind_of", "name_roles", "normal", "profile"]
+# At most this many fields are compared, those that tell records apart most:
+# a table of hundreds of columns costs what one of this many does.
+MAX_FIELDS = 32
+
+
+def worth_comparing(telling: Sequence[float]) -> list[int]:
+    """Which fields are compared (their places, in order): those whose
+    values tell records apart at all (``telling``: the entropy of a field's
+    values, in bits, times the share of records filling it; none for a
+    field empty or alike in every sampled record), at most
+    :data:`MAX_FIELDS`, the most telling."""
+    ranked = sorted((i for i, t in enumerate(telling) if t > 0), key=lambda i: -telling[i])
+    return sorted(ranked[:MAX_FIELDS])
+
+
+def _entropy(values: Sequence[str]) -> float:
+    """The entropy of ``values``' distribution, in bits."""
+    if not values:
+        return 0.0
+    counts = np.array(list(Counter(values).values()), np.float64)
+    shares = counts / counts.sum()
+    return float(-(shares * np.log2(shares)).sum())
+
+
+__all__ = ["KINDS", "SWAPPED", "FieldProfile", "Kind", "key_form", "kind_of", "name_roles", "normal", "profile",
+           "worth_comparing"]

@@ -145,9 +145,8 @@ def shares_of(columns: Sequence[Column], left: np.ndarray) -> np.ndarray:
         return np.zeros((0, len(columns)))
     out = np.empty((len(left), len(columns)))
     for f, column in enumerate(columns):
-        frequency = column.frequencies()
-        codes = column.codes[left]
-        out[:, f] = np.where(codes >= 0, frequency[np.maximum(codes, 0)], 1.0)
+        frequency = np.append(column.frequencies(), 1.0)  # a missing value (code -1) reads the last: 1
+        out[:, f] = frequency[column.codes[left]]
     return out
 
 
@@ -300,9 +299,11 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     random_levels = levels_of(records.columns, random_left, random_right, roles)
     drawn = (random_left, random_right, random_levels)
     first_keys = choose_keys(codes, profiles, max_bucket=max_bucket, order=order)
-    first = _fit(records, profiles, first_keys, codes, order, drawn, link, max_bucket)
-    keys = chance_keys(records, profiles, codes, order, first.model, max_bucket)
-    fitted = first if keys == first_keys else _fit(records, profiles, keys, codes, order, drawn, link, max_bucket)
+    fitted = _fit(records, profiles, first_keys, codes, order, drawn, link, max_bucket)
+    keys = chance_keys(records, profiles, codes, order, fitted.model, max_bucket)
+    if keys != first_keys:
+        fitted = None  # its candidates are let go before the second fit's are made
+        fitted = _fit(records, profiles, keys, codes, order, drawn, link, max_bucket)
     verifying = Tally(progress, "verifying candidates", len(fitted.found))
     verifying(0)
     verifying(len(fitted.found))
@@ -382,7 +383,11 @@ def outside_matches(records: Records, found: Found, model: FieldModel,
     candidates missed are the hard ones, which the model gives low odds."""
     random_left, random_right, random_levels = drawn
     width = max(len(records), 1)
-    outside = ~np.isin(random_left * width + random_right, found.left * width + found.right)
+    # Candidates are in (left, right) order: their codes are sorted.
+    candidate = found.left * width + found.right
+    at = np.minimum(np.searchsorted(candidate, random_left * width + random_right), max(len(candidate) - 1, 0))
+    outside = candidate[at] != random_left * width + random_right if len(candidate) else \
+        np.ones(len(random_left), bool)
     if not outside.any():
         return 0.0
     levels = joint(random_levels[outside], units, kinds)

@@ -171,7 +171,8 @@ def _posterior(patterns: np.ndarray, m: Sequence[np.ndarray], u: Sequence[np.nda
     score = np.full(len(patterns), math.log(lam / (1 - lam)))
     for f in scored:
         score += np.log(m[f] / u[f])[patterns[:, f].astype(np.int64)]
-    return 1.0 / (1.0 + np.exp(-score))
+    # Past 700 nats either way exp overflows, and the chance is 0 or 1 to the last bit anyway.
+    return 1.0 / (1.0 + np.exp(-np.clip(score, -700.0, 700.0)))
 
 
 def _em(found: Patterns, u: Sequence[np.ndarray], kinds: Sequence[str], m: list[np.ndarray], lam: float,

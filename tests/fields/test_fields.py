@@ -308,3 +308,15 @@ def test_missed_share_is_the_chance_of_disagreeing_on_every_key():
     # Field 0 agrees half the time, 1 and 2 each 0.8: missed = 0.5 * (1 - 0.64).
     assert missed_share({0: 0.5, 1: 0.8, 2: 0.8}, keys, [1.0, 1.0, 1.0], draws=400_000) == pytest.approx(0.18, abs=0.005)
     assert missed_share({}, [], [1.0]) == 1.0
+
+
+@pytest.mark.parametrize(("values", "kind"), [
+    (["%05d" % (n * 97 % 99999) for n in range(200)], "code"),  # zip codes: some with leading zeros
+    ([str(10000 + n * 37) for n in range(200)], "code"),  # all of five digits: an account number
+    ([str(n * 37) for n in range(1, 200)], "number"),  # counts of any length
+    ([str(1900 + n % 120) for n in range(200)], "number"),  # years: four digits
+])
+def test_codes_written_in_digits_are_codes_not_numbers(values, kind):
+    assert kind_of(values) == kind
+    if kind == "code":
+        assert level_names(kind)[compare_values(kind, values[0], values[1])] != "within 0.5%"

@@ -332,7 +332,7 @@ def test_records_of_one_text_are_refused_by_an_index_of_fields_in_one_line(core,
     # Before, `index --append` of a one-column table planned the index again as one of texts (exit 0, no word):
     # the next report used the text model, and deleting the records did not bring the fields back.
     people = tmp_path / "people.csv"
-    people.write_text("id,name,city,phone\n" + "".join(f"{i},Ann Lee {i},Paris,555 01{i:02d}\n" for i in range(40)),
+    people.write_text("id,name,city,phone\n" + "".join(f"{i},Ann Lee {i},{('Paris', 'Lyon')[i % 2]},555 01{i:02d}\n" for i in range(40)),
                       encoding="utf-8")
     done = run_cli("index", str(people), "--solr-url", core.url, "-q")
     assert done.returncode == 0, done.stderr
@@ -350,3 +350,34 @@ def test_records_of_one_text_are_refused_by_an_index_of_fields_in_one_line(core,
     with pytest.raises(InputError, match="holds records of fields"):
         NearDuplicates(core).add([("x3", "Ann Lee Paris")])
     assert core.count() == 40
+
+
+def test_a_column_empty_in_every_row_and_hundreds_of_columns_report_as_the_telling_ones(core, tmp_path):
+    """An export whose column is empty in every row, and a table of 300
+    columns: both report (exit 0, no traceback, no warning of numpy's), and
+    only the columns that tell records apart are compared, at most 32."""
+    import random
+
+    rng = random.Random(5)
+    people = [(f"person{n}", rng.choice(["Ann", "Bo", "Cy", "Di"]), f"{rng.randrange(10**6):06d}",
+               {f"extra{n}": f"v{rng.randrange(4)}-{n}" if n % 3 else "" for n in range(296)})
+              for n in range(150)]
+    rows = []
+    for number, (name, first, phone, extras) in enumerate(people + people[:40]):
+        rows.append({"id": str(number), "name": name, "first": first, "phone": phone, "notes": "", **extras})
+    table = tmp_path / "wide.csv"
+    with table.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert run_cli("index", str(table), "--solr-url", core.url, "-q").returncode == 0
+    pairs = tmp_path / "pairs.tsv"
+    done = run_cli("report", str(pairs), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr
+    model = ReportSummary.read(summary_path(pairs)).fields.model
+    compared = [name for unit in model.units for name in unit.name.split(" + ")]
+    assert "notes" not in compared and len(compared) <= 32 and {"name", "phone"} <= set(compared)
+    # The copies of the first 40 people are found.
+    found = {p.key for p in read_pairs(pairs)}
+    assert sum(frozenset((str(n), str(150 + n))) in found for n in range(40)) >= 38
