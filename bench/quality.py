@@ -72,7 +72,7 @@ from neardup_solr.results.pairs import read_pairs
 from neardup_solr.index.schema import BAND_KEYS, ID
 from neardup_solr.index.solr import Solr
 
-from . import documents, fields, generate, kernel_check, mentions, people, splink_peer
+from . import documents, fields, generate, historical, kernel_check, mentions, people, splink_peer
 from .results import OUT, machine
 from .run import bench_solr, run_cli
 
@@ -156,10 +156,18 @@ def _mentions(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
     return mentions.generate(n, seed, folder)
 
 
-FIELD_SETS = {"fields-mentions": DataSet(
+def _historical(folder: Path, n: int, seed: int) -> tuple[Path, Path]:
+    return historical.generate(folder)
+
+
+FIELD_SETS = {"fields-historical": DataSet(
+    "fields-historical", None, "splink's example people (MIT, `bench/datasets/historical_50k`): 5,156 people with "
+    "3 to 21 records each, typos, nicknames, swapped and missing fields (`bench.historical`)", _historical,
+    index_options=("--id-column", historical.ID_COLUMN), peers=True)}
+FIELD_SETS.update({"fields-mentions": DataSet(
     "fields-mentions", 20_000, "mentions of people whose names many others bear (pre-blocked: every record shares "
     "its name's letters with thousands), each city in one state, moves and job changes between mentions "
-    "(`bench.mentions`)", _mentions, index_options=("--id-column", "id"), peers=True)}
+    "(`bench.mentions`)", _mentions, index_options=("--id-column", "id"), peers=True)})
 FIELD_SETS.update({f"fields-{domain}-{difficulty}": DataSet(
     f"fields-{domain}-{difficulty}", 5_000, f"dupehell's {domain} at {difficulty}: its most frequent entity's records",
     _field_set(domain, difficulty), index_options=("--id-column", fields.ID_COLUMN), peers=True)
@@ -382,7 +390,7 @@ def field_markdown(rows: list[dict]) -> list[str]:
     return [
         "## Field records",
         "",
-        "Each set indexed from Parquet with `--id-column record_id` (every other column a field) and reported "
+        "Each set indexed from Parquet with `--id-column` naming its id (every other column a field) and reported "
         "with defaults; the peers run on the same Parquet file in the same run (`bench/splink_peer.py`): splink "
         "with one generic recipe for every set, and exact keys.",
         "",
