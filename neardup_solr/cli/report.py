@@ -145,7 +145,7 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
         about = found.summary
         if not is_stdout(out):  # pairs piped on: the model is kept with the index, and said below
             about.write(summary_path(out))
-        say(model_line(about))
+        say(model_line(about, identical_only=settings.bands == 1))
         if entities:
             say(entities_line(found))
             say(f"wrote {count} records' entities to {output_name(out)} in {time.monotonic() - started:.1f} s")
@@ -188,11 +188,13 @@ def in_option_words() -> Iterator[None]:
                            hint="index again without --lean") from None
 
 
-def model_line(about: ReportSummary) -> str:
-    """One line on the match model of a report's summary."""
+def model_line(about: ReportSummary, identical_only: bool = False) -> str:
+    """One line on the match model of a report's summary; ``identical_only``:
+    the index's banding is one band of every MinHash value, which only
+    records of the same text share."""
     estimated = about.estimated
     if about.fields is not None:
-        return _fields_line(about)
+        return _fields_line(about, identical_only)
     if estimated is None:
         return (f"model: {about.candidates} candidate pairs are too few to fit; "
                 f"fixed cut {about.cut:.2f}, no probabilities")
@@ -224,7 +226,7 @@ def entities_line(found: Entities) -> str:
             f"{len(many)} of two records or more (the largest {max((c.size for c in many), default=1)}){told}")
 
 
-def _fields_line(about: ReportSummary) -> str:
+def _fields_line(about: ReportSummary, identical_only: bool) -> str:
     fields, estimated = about.fields, about.estimated
     model = fields.model
     keys = ", ".join(fields.keys) or "none"
@@ -232,7 +234,8 @@ def _fields_line(about: ReportSummary) -> str:
     compared = sum(len(unit.fields) for unit in model.units)
     head = (f"model: {compared} fields compared one by one"
             + (f" ({', '.join(together)} together: they go together in the data)" if together else "")
-            + f"; candidates from the LSH bands and the keys {keys}, estimated to miss {fields.missed:.1%} of the "
+            + f"; candidates from the LSH bands{' (one band: records of the same text only)' if identical_only else ''}"
+            f" and the keys {keys}, estimated to miss {fields.missed:.1%} of the "
             "true pairs")
     if not fields.separated:
         return (f"{head}; the model could not tell matches from non-matches among {about.candidates} candidates "

@@ -111,3 +111,31 @@ def test_entities_gain_the_matches_transitivity_implies(people, tmp_path):
     pairs_recall = score(read_pairs(pairs), gold).recall
     assert len(within & gold) / len(gold) > pairs_recall
     assert len(within & gold) / len(within) >= score(read_pairs(pairs), gold).precision - 0.01
+
+
+def test_a_banding_of_identical_texts_only_is_said_and_its_groups_are_kept(core, tmp_path):
+    """Ten people of 200 identical records each beside 1,000 others: no
+    banding keeps the chance candidates within the budget, so the index
+    falls back to one band; the summary says its bands pair records of the
+    same text only, and each person's 200 records are one entity."""
+    import random
+
+    rng = random.Random(2)
+    given = ["Ann", "Bob", "Cy", "Dora", "Eve", "Finn", "Gus", "Hal", "Ida", "Jo"]
+    rows = [[f"p{p}-{k}", given[p], f"Family{p}", "Paris", f"555 01{p:02d}"] for p in range(10) for k in range(200)]
+    rows += [[f"o{n}", rng.choice(given), f"Name{rng.randrange(10**5)}", rng.choice(["Paris", "Lyon", "Nice"]),
+              f"{rng.randrange(10**7):07d}"] for n in range(1000)]
+    table = tmp_path / "people.csv"
+    with table.open("w", newline="", encoding="utf-8") as out:
+        csv.writer(out).writerows([["id", "first", "last", "city", "phone"], *rows])
+    done = run_cli("index", str(table), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert "bands: 1 x " in done.stderr
+    out = tmp_path / "entities.csv"
+    done = run_cli("report", "--entities", str(out), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert "candidates from the LSH bands (one band: records of the same text only) and the keys" in done.stderr
+    entity = dict(csv.reader(out.open(encoding="utf-8")))
+    for p in range(10):
+        assert len({entity[f"p{p}-{k}"] for k in range(200)}) == 1
+    assert len({entity[f"p{p}-0"] for p in range(10)}) == 10
