@@ -112,7 +112,7 @@ def _score_entities(path: Path, entities: dict[str, str], gold: Path, records: R
     about = ReportSummary.read(summary_path(path))
     measured = score_clusters(entities, truth)
     if about is not None and about.entities is not None:
-        caveat = f" ({about.caveat})" if about.caveat else ""
+        caveat = f" ({about.entities_caveat})" if about.entities_caveat else ""
         click.echo(f"estimated precision={about.entities.precision:.3f} recall={about.entities.recall:.3f}{caveat}  "
                    f"measured precision={measured.precision:.3f} recall={measured.recall:.3f}")
     texts = read_texts(records) if records else {}

@@ -218,7 +218,7 @@ def entities_line(found: Entities) -> str:
     """What the report says of its entities: how many, and their pairs' estimates where it has them."""
     many = [c for c in found.clusters if c.size > 1]
     estimated = found.summary.entities
-    caveat = found.summary.caveat
+    caveat = found.summary.entities_caveat
     told = "" if estimated is None else (
         f"; as pairs ({estimated.pairs:.0f}), estimated precision {estimated.precision:.3f}, recall "
         f"{estimated.recall:.3f}" + (f" ({caveat})" if caveat else ""))

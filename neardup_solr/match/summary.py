@@ -97,6 +97,11 @@ class FieldSummary:
                    hidden=math.inf if hidden is None else float(hidden))
 
 
+# The entities' expected matches past this many times the model's count of
+# all matches: that count is short (pairs the candidates never held).
+SHORT = 1.05
+
+
 @dataclass(frozen=True)
 class ReportSummary:
     """A report's summary (``PAIRS.model.json``).
@@ -174,6 +179,17 @@ class ReportSummary:
         if not self.fields.separated:
             return "the model could not tell: they do not hold"
         return f"unsure by about {self.fields.doubt:.0%}" if self.fields.unsure else None
+
+    @property
+    def entities_caveat(self) -> str | None:
+        """:attr:`caveat` for the entities' estimates, or that the entities
+        hold more matches than the model expects in all (its count of the
+        matches is short, and their recall is at most the estimate)."""
+        if self.entities is not None and self.estimated is not None and \
+                self.entities.true_pairs > SHORT * self.estimated.true_pairs:
+            short = "the model's count of all matches is short of the entities': recall at most this"
+            return f"{self.caveat}; {short}" if self.caveat else short
+        return self.caveat
 
     def to_dict(self) -> dict:
         """The file's JSON object, its keys in the order they have always had."""

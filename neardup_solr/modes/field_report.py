@@ -144,7 +144,10 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     records of one entity): how many such pairs, the share of them the
     model takes for matches (their mean probability, every pair scored up
     to :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
-    expected matches they hold."""
+    expected matches they hold: of the model's expected matches, or where
+    the entities hold more, of theirs and those of the candidates they
+    split apart (``true_pairs`` then exceeds the model's count, which is
+    short: the recall's estimate is then an upper bound)."""
     sizes = np.array([len(g) for g in groups], np.int64)
     within = sizes * (sizes - 1) // 2
     total = float(within.sum())
@@ -166,9 +169,15 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     roles = [p.role for p in settings.fields]
     precision = float(probability(pair_weights(records, fitted.model, np.minimum(left, right),
                                                np.maximum(left, right), roles)).mean())
-    expected = fitted.expected
+    inside = precision * total
+    home = np.full(len(records), -1, np.int64)
+    for number, members in enumerate(numbers):
+        home[members] = number
+    found = fitted.found
+    apart = (home[found.left] != home[found.right]) | (home[found.left] < 0)
+    expected = max(fitted.expected, inside + float(fitted.p[apart].sum()))
     return Estimates(true_pairs=expected, pairs=total, precision=precision,
-                     recall=min(precision * total / expected, 1.0) if expected else 1.0)
+                     recall=min(inside / expected, 1.0) if expected else 1.0)
 
 
 __all__ = ["Linked", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "summary_of"]
