@@ -485,6 +485,17 @@ def write_records(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def write_table(path: Path, rows: list[dict]) -> Path:
+    """``rows`` as a CSV table, its header the first row's keys."""
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 @pytest.fixture(scope="session")
 def restaurants_dir(tmp_path_factory) -> Path:
     """The restaurant data the demo uses: the py_entitymatching 0.4.2 copy,

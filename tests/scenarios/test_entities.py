@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from bench import historical, mentions
-from conftest import create_core, drop_core, run_cli
+from conftest import create_core, drop_core, run_cli, write_table
 
 from neardup_solr import NearDuplicates
 from neardup_solr.match.summary import ReportSummary, summary_path
@@ -45,10 +45,7 @@ def test_identical_records_of_an_entity_of_any_size_are_one_entity(core, tmp_pat
     copied = rows[7]
     copies = [{**copied, "id": f"copy{n}"} for n in range(450)]
     table = tmp_path / "people.csv"
-    with table.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows + copies)
+    write_table(table, rows + copies)
     assert run_cli("index", str(table), "--id-column", "id", "--solr-url", core.url, "-q").returncode == 0
     out = tmp_path / "entities.csv"
     done = run_cli("report", "--entities", str(out), "--solr-url", core.url)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from bench import fields
-from conftest import create_core, drop_core, one_line_error, run_cli
+from conftest import create_core, drop_core, one_line_error, run_cli, write_table
 
 from neardup_solr import InputError, NearDuplicates
 from neardup_solr.evidence import probability
@@ -239,10 +239,7 @@ def test_without_duplicates_the_report_says_it_could_not_tell(core, tmp_path):
     rows = [{"id": str(i), "name": f"Name{i} Person{i * 7}", "city": f"City{i % 97}", "code": f"C-{i:05d}"}
             for i in range(1500)]
     path = tmp_path / "unique.csv"
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_table(path, rows)
     assert run_cli("index", str(path), "--solr-url", core.url, "-q").returncode == 0
     done = run_cli("report", str(tmp_path / "pairs.tsv"), "--solr-url", core.url, "-q")
     assert done.returncode == 0, done.stderr
@@ -366,10 +363,7 @@ def test_a_column_empty_in_every_row_and_hundreds_of_columns_report_as_the_telli
     for number, (name, first, phone, extras) in enumerate(people + people[:40]):
         rows.append({"id": str(number), "name": name, "first": first, "phone": phone, "notes": "", **extras})
     table = tmp_path / "wide.csv"
-    with table.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_table(table, rows)
     assert run_cli("index", str(table), "--solr-url", core.url, "-q").returncode == 0
     pairs = tmp_path / "pairs.tsv"
     done = run_cli("report", str(pairs), "--solr-url", core.url)
