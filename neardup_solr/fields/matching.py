@@ -71,6 +71,15 @@ class Records:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def copies(self) -> np.ndarray:
+        """Each record's group of records identical to it in every field
+        (normal forms; missing where it is missing), numbered from 0: one
+        record written again. Costs a sort of the records' codes."""
+        if not self.columns:
+            return np.arange(len(self))
+        codes = np.stack([column.codes for column in self.columns], axis=1)
+        return np.unique(codes, axis=0, return_inverse=True)[1].ravel()
+
 
 def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET,
                order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

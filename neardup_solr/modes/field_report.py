@@ -74,12 +74,14 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
 def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[str]]:
     """The clusters of the kept pairs (probability 1/2 or more), split so
     that members are matches of each other (``clustering.split``), every
-    pair of a component weighed by the model."""
+    pair of a component weighed by the model, records identical in every
+    field kept together (:meth:`Records.copies`)."""
     kept = fitted.p >= 0.5
     weights = np.array([bits(x) for x in fitted.p[kept].tolist()])
     roles = [p.role for p in settings.fields]
     groups = split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
-                   lambda left, right: pair_weights(records, fitted.model, left, right, roles))
+                   lambda left, right: pair_weights(records, fitted.model, left, right, roles),
+                   together=records.copies())
     return [[records.ids[n] for n in group] for group in groups]
 
 

@@ -154,7 +154,8 @@ def pivots(size: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray) 
 
 
 def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
-          weigh: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> list[list[int]]:
+          weigh: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+          together: np.ndarray | None = None) -> list[list[int]]:
     """Clusters of ``count`` records (numbered 0 ..) from weighed pairs:
     the components of the pairs of positive weight, each split by average
     linkage (larger than :data:`AVERAGED`: by :func:`sampled_linkage` where
@@ -168,6 +169,11 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
         weigh: the weights of any pairs of records (numbers), when the
             caller can weigh them; else pairs not given count as
             :data:`MISSING`.
+        together: each record's group of records that are one record
+            written again (the same number): where ``weigh`` calls such
+            a pair a match, the group is one component, and a large
+            component's linkage starts from it as one cluster; none by
+            default.
 
     Returns:
         The clusters of two records or more, each its record numbers in
@@ -177,6 +183,14 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
     """
     left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
     weights = np.clip(np.asarray(weights, np.float64), -STRONGEST, STRONGEST)
+    if together is not None:  # a copy is paired with the first of its group, so that its group is one component
+        together = _firsts(together)
+        copies = np.flatnonzero(together != np.arange(count))
+        alike = np.clip(weigh(together[copies], copies), -STRONGEST, STRONGEST) if weigh is not None and len(copies) \
+            else np.full(len(copies), STRONGEST)
+        together[copies[alike <= 0]] = copies[alike <= 0]  # copies the model calls different are not kept together
+        left, right = np.concatenate([left, together[copies]]), np.concatenate([right, copies])
+        weights = np.concatenate([weights, alike])
     positive = weights > 0
     found: list[list[int]] = []
     groups_of = components(count, left[positive], right[positive])
@@ -194,7 +208,9 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
         mine = inside[starts[number]:starts[number + 1]]
         a, b = np.searchsorted(component, left[mine]), np.searchsorted(component, right[mine])
         if len(component) > AVERAGED:
-            groups = sampled_linkage(component, a, b, weights[mine], weigh) if weigh is not None else \
+            groups = sampled_linkage(component, a, b, weights[mine], weigh,
+                                     together=None if together is None else together[component]) \
+                if weigh is not None else \
                 pivots(len(component), a, b, weights[mine])
         else:
             matrix = weighed.get(number)
@@ -205,6 +221,12 @@ def split(count: int, left: np.ndarray, right: np.ndarray, weights: np.ndarray,
             groups = average_linkage(matrix)
         found.extend(sorted(component[g].tolist()) for g in groups if len(g) > 1)
     return found
+
+
+def _firsts(labels: np.ndarray) -> np.ndarray:
+    """Each place's first place of the same label."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    return first[inverse.ravel()]
 
 
 # Pairs weighed at once when the components' matrices are filled.
@@ -253,7 +275,8 @@ CROSS_PAIRS = 64
 
 
 def sampled_linkage(component: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray,
-                    weigh: Callable[[np.ndarray, np.ndarray], np.ndarray], seed: int = 0) -> list[list[int]]:
+                    weigh: Callable[[np.ndarray, np.ndarray], np.ndarray], seed: int = 0,
+                    together: np.ndarray | None = None) -> list[list[int]]:
     """Average linkage of a large component along its weighed pairs (``a``,
     ``b``: places in ``component``, their ``weights``): two clusters linked
     by a positive pair merge when the mean weight of the pairs across them
@@ -262,7 +285,8 @@ def sampled_linkage(component: np.ndarray, a: np.ndarray, b: np.ndarray, weights
     more. In rounds: each cluster's strongest link to another is tried, as
     many at once as share no cluster, until no link merges. No cap on a
     cluster's size, and one strong pair cannot chain two groups whose other
-    pairs say they differ.
+    pairs say they differ. Records of one ``together`` number (a label for
+    each of the component's records) start as one cluster.
 
     Costs a weighing of at most :data:`CROSS_PAIRS` pairs for each link
     tried, the links of a round weighed together.
@@ -270,7 +294,11 @@ def sampled_linkage(component: np.ndarray, a: np.ndarray, b: np.ndarray, weights
     rng = np.random.default_rng(seed)
     size = len(component)
     parent = np.arange(size)
-    members: dict[int, list[int]] = {i: [i] for i in range(size)}
+    if together is not None:  # each record's cluster is the first of its group
+        parent = _firsts(together)
+    members: dict[int, list[int]] = {}
+    for i, top in enumerate(parent.tolist()):
+        members.setdefault(top, []).append(i)
     changed = np.zeros(size, np.int64)  # a cluster's version: a link refused stays refused until either changes
     refused: dict[tuple[int, int], tuple[int, int]] = {}
 

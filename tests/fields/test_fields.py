@@ -18,6 +18,7 @@ from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, com
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
+from neardup_solr.fields.matching import Records
 from neardup_solr.fields.values import Day, clean, parse_date, parse_number
 
 
@@ -320,3 +321,15 @@ def test_codes_written_in_digits_are_codes_not_numbers(values, kind):
     assert kind_of(values) == kind
     if kind == "code":
         assert level_names(kind)[compare_values(kind, values[0], values[1])] != "within 0.5%"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["Ann", "ann ", "Bob", "", None]), st.sampled_from(["1 May 2020", "", "x"])),
+                min_size=1, max_size=30))
+def test_records_are_copies_where_every_field_has_the_same_normal_form(rows):
+    records = Records([str(n) for n in range(len(rows))],
+                      [Column.of("name", [row[0] for row in rows]), Column.of("text", [row[1] for row in rows])], [])
+    groups = records.copies()
+    forms = [(normal("name", a) if a else "", normal("text", b) if b else "") for a, b in rows]
+    for x, y in combinations(range(len(rows)), 2):
+        assert (groups[x] == groups[y]) == (forms[x] == forms[y])
