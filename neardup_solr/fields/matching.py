@@ -147,15 +147,17 @@ def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray, ro
     return swaps(np.stack([compare(column, left, right) for column in columns], axis=1), columns, roles, left, right)
 
 
-def shares_of(columns: Sequence[Column], left: np.ndarray) -> np.ndarray:
-    """Pairs x fields: the share of the records filling each field that hold
-    ``left``'s value of it (what an exact agreement is weighed by)."""
-    if not len(left):
-        return np.zeros((0, len(columns)))
-    out = np.empty((len(left), len(columns)))
-    for f, column in enumerate(columns):
-        frequency = np.append(column.frequencies(), 1.0)  # a missing value (code -1) reads the last: 1
-        out[:, f] = frequency[column.codes[left]]
+def shares_of(columns: Sequence[Column], left: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
+    """Pairs x units: the share of the records filling a field that hold
+    ``left``'s value of it (what an exact agreement is weighed by), a unit
+    taking the rarest of its fields' (a city's share, which its state only
+    widens). Costs pairs x units numbers, a field's at a time."""
+    out = np.empty((len(left), len(units)))
+    for at, unit in enumerate(units):
+        for f in unit:
+            frequency = np.append(columns[f].frequencies(), 1.0)  # a missing value (code -1) reads the last: 1
+            share = frequency[columns[f].codes[left]]
+            out[:, at] = share if f == unit[0] else np.minimum(out[:, at], share)
     return out
 
 
@@ -208,7 +210,7 @@ def usable_bits(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]
 def selecting_keys(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]) -> np.ndarray:
     """Pairs x units: the first key that found each pair among those reading
     no field of the unit (its number; -1: none did)."""
-    out = np.full((len(found), len(units)), -1, np.int64)
+    out = np.full((len(found), len(units)), -1, np.int8)
     for at, unit in enumerate(units):
         for k in reversed(range(len(keys))):
             if not set(unit) & set(keys[k].reads):
@@ -228,8 +230,9 @@ def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]
         mine = ((found.bits >> (k + 1)) & 1) == 1
         if mine.any():
             left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.reads))
-            chosen = np.full((int(mine.sum()), len(units)), k, np.int64)
-            rounds.append(Round(Patterns.of(levels[mine], weights=weighing(levels[mine], chosen)), left_out))
+            theirs = levels[mine]
+            chosen = np.full(theirs.shape, k, np.int8)
+            rounds.append(Round(Patterns.of(theirs, weights=weighing(theirs, chosen)), left_out))
     return rounds
 
 
@@ -251,14 +254,6 @@ def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], f
         agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
             else model.units[unit_of[f]].agreement
     return agree
-
-
-def unit_shares(shares: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
-    """Pairs x units: a unit's share of the index holding the values its
-    fields agree on, taken as the rarest of them (a city's share, which its
-    state only widens)."""
-    return np.stack([shares[:, list(unit)].min(axis=1) for unit in units], axis=1) if len(shares) else \
-        np.zeros((0, len(units)))
 
 
 @dataclass
@@ -355,7 +350,7 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
                    min_share=min_share, found_share=found_share, rounds=rounds, units=units, filled=filled)
 
     model = fitted()
-    shares = unit_shares(shares_of(records.columns, found.left), units)
+    shares = shares_of(records.columns, found.left, units)
     # What the keys and bands missed is estimated, then counted into the prior: from the random pairs that
     # are no candidates, scored; and from how often matches agree on the keys' fields.
     posterior = model.probabilities(levels)
@@ -400,7 +395,7 @@ def outside_matches(records: Records, found: Found, model: FieldModel,
     if not outside.any():
         return 0.0
     levels = joint(random_levels[outside], units, kinds)
-    p = model.probabilities(levels, unit_shares(shares_of(records.columns, random_left[outside]), units))
+    p = model.probabilities(levels, shares_of(records.columns, random_left[outside], units))
     return float(p.mean()) * max(total - len(found), 0.0)
 
 
@@ -443,7 +438,7 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
         left, right = buckets.sample(KEY_SAMPLE, rng)
         units = model.field_units
         levels = joint(levels_of(records.columns, left, right, roles), units, kinds)
-        p = model.probabilities(levels, unit_shares(shares_of(records.columns, left), units))
+        p = model.probabilities(levels, shares_of(records.columns, left, units))
         return buckets.cost, buckets.cost * float(p.mean()), whole
 
     def best(fields: tuple[int, ...]) -> tuple[Key, float, bool]:
@@ -478,7 +473,7 @@ def pair_weights(records: Records, model: FieldModel, left: np.ndarray, right: n
     weighed as candidates are."""
     field_levels = levels_of(records.columns, left, right, roles)
     return model.weights(joint(field_levels, model.field_units, [c.kind for c in records.columns]),
-                         unit_shares(shares_of(records.columns, left), model.field_units),
+                         shares_of(records.columns, left, model.field_units),
                          identical=identical(records.columns, left, right))
 
 

@@ -83,8 +83,8 @@ class Patterns:
             width = levels.shape[1] if levels.ndim == 2 else 0
             return cls(np.zeros((0, width), np.int16), np.zeros(0), bits, 0,
                        None if weights is None else np.zeros((0, width)))
-        levels = np.asarray(levels, np.int64)
-        radix = levels.max(axis=0) + 1
+        levels = np.asarray(levels)
+        radix = levels.max(axis=0).astype(np.int64) + 1
         bit_width = int(bits.max()).bit_length() if len(bits) else 0
         if np.log2(radix).sum() + bit_width < 62:
             # Each row as one number in mixed radix, its bits above: sorting numbers is fast.
@@ -94,7 +94,7 @@ class Patterns:
             code = (bits << int(np.ceil(np.log2(np.prod(radix.astype(float)) + 1)))) | code
             _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
         else:
-            rows = np.ascontiguousarray(np.concatenate([levels, bits[:, None]], axis=1))
+            rows = np.ascontiguousarray(np.concatenate([levels.astype(np.int64), bits[:, None]], axis=1))
             _, first, inverse, counts = np.unique(
                 rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel(),
                 return_index=True, return_inverse=True, return_counts=True)

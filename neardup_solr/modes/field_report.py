@@ -29,7 +29,7 @@ from ..evidence import probability
 from ..match.summary import Estimates, FieldSummary, ReportSummary
 from ..progress import Progress, Tally
 from ..records.record import id_key
-from ..results.clustering import bits, split
+from ..results.clustering import bits_of, split
 from ..results.labels import labeled_pairs
 from ..results.pairs import HeldPairs, Pair, ordered
 
@@ -77,7 +77,7 @@ def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> li
     pair of a component weighed by the model, records identical in every
     field kept together (:meth:`Records.copies`)."""
     kept = fitted.p >= 0.5
-    weights = np.array([bits(x) for x in fitted.p[kept].tolist()])
+    weights = bits_of(fitted.p[kept])
     roles = [p.role for p in settings.fields]
     groups = split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
                    lambda left, right: pair_weights(records, fitted.model, left, right, roles),

@@ -27,7 +27,7 @@ from ..fields.comparisons import Column, compare, joint, swaps
 from ..fields.keys import Key, record_key_term, value_term
 from ..errors import InputError
 from ..fields.kinds import FieldProfile, normal
-from ..fields.matching import differing, identical, unit_shares
+from ..fields.matching import differing, identical
 from ..fields.model import FieldModel
 from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
 from ..index.solr import Solr, term
@@ -107,7 +107,8 @@ class FieldSearch:
             np.zeros((0, len(columns)), np.int8)
         units = self.model.field_units
         levels = joint(field_levels, units, [p.kind for p in self.settings.fields])
-        shares = unit_shares(np.tile(self.shares(forms), (len(others), 1)), units)
+        mine_shares = self.shares(forms)  # a unit takes the rarest of its fields' shares, as the report does
+        shares = np.tile([min(mine_shares[f] for f in unit) for unit in units], (len(others), 1))
         unknown = self.unknown(record)
         same = identical(columns, mine, theirs_at) if not unknown and others else None
         return field_levels, levels, shares, self.model.probabilities(levels, shares, unknown, same)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.results import clustering
-from neardup_solr.results.clustering import MISSING, average_linkage, bits, split, split_pairs
+from neardup_solr.results.clustering import MISSING, average_linkage, bits, bits_of, split, split_pairs
 from neardup_solr.results.clusters import cluster_pairs
 from neardup_solr.results.pairs import Pair
 
@@ -62,6 +62,11 @@ def test_large_components_are_split_by_pivots(monkeypatch):
     right = np.array([1, 2, 3, 4, 6, 5])
     weights = np.array([20, 20, 20, 20, 20, 1.0])
     assert split(7, left, right, weights) == [[0, 1, 2, 3, 4], [5, 6]]
+
+
+@given(st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 5e-324, 1 - 1e-16])), max_size=40))
+def test_bits_of_many_are_the_bits_of_each(probabilities):
+    assert np.allclose(bits_of(np.array(probabilities)), [bits(p) for p in probabilities], rtol=0, atol=1e-12)
 
 
 def test_bits():

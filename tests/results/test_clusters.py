@@ -21,6 +21,8 @@ from neardup_solr.results.clusters import (
     write_membership,
 )
 from neardup_solr.errors import InputError
+from neardup_solr.compiled import chosen
+from neardup_solr.results import clustering
 from neardup_solr.results.clustering import components, connected
 from neardup_solr.results.pairs import Pair, write_pairs
 from neardup_solr.records.record import id_key
@@ -311,3 +313,19 @@ def test_clusters_show_short_and_convert_to_tables():
     assert clusters.membership().to_polars().shape == (7, 2)
     shown = clusters._repr_html_()
     assert shown.startswith("<table>") and shown.count("<tr>") == 5  # a header and four clusters
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n - 1),
+                                                                                      st.integers(0, n - 1)),
+                                                                            max_size=50))))
+def test_components_of_record_numbers_as_breadth_first_search_compiled_or_not(case):
+    count, pairs = case
+    left = np.array([a for a, _ in pairs], np.int64)
+    right = np.array([b for _, b in pairs], np.int64)
+    expected = sorted(sorted(c) for c in bfs_components(pairs))
+    assert [c.tolist() for c in components(count, left, right)] == expected  # in the order of their smallest numbers
+    smallest = {x: min(c) for c in expected for x in c}
+    for compiled in (True, False):
+        roots = chosen(clustering._roots, compiled)(count, left, right)
+        assert roots.tolist() == [smallest.get(x, x) for x in range(count)]
