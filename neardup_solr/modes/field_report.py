@@ -39,7 +39,7 @@ class Linked(HeldPairs):
     """The field records' pairs kept, the fitted model, the keys that made
     candidates, and the report's summary; with ``entities``, the clusters
     of two records or more. Iterating it gives the pairs; ``to_pandas()``
-    and ``to_arrow()`` give them as a table."""
+    and ``to_arrow()`` give them as a table; with entities, no pairs."""
 
     pairs: list[Pair]
     model: FieldModel
@@ -100,8 +100,8 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
                 entities: bool = False) -> Linked:
     """Every near-duplicate pair of an index of field records, and the
     model fitted to all candidates (see the module's docstring); with
-    ``entities``, the clusters too (:func:`clusters_of`), their estimates in
-    the summary (:func:`entity_estimates`).
+    ``entities``, the clusters instead of the pairs (:func:`clusters_of`),
+    their estimates in the summary (:func:`entity_estimates`).
 
     Returns:
         The kept pairs (smaller id first, in id order) with their distance
@@ -121,19 +121,19 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         labeled, same = labeled_pairs(records.ids, fitted.found.left, fitted.found.right, labels, warn)
         fitted.p = fitted.p.copy()
         fitted.p[labeled] = same
+    summary = summary_of(fitted, settings, labels)
+    if entities:  # no pair is held: the entities of a million mentions keep tens of millions
+        groups = clusters_of(records, fitted, settings)
+        summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings))
+        return Linked([], fitted.model, fitted.keys, summary, groups)
     kept = np.flatnonzero(fitted.p >= 0.5)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
                      fitted.explanation(at) if explain else None)
              for at, a, b, d, p in zip(kept.tolist(), fitted.found.left[kept].tolist(),
                                        fitted.found.right[kept].tolist(), differ.tolist(), fitted.p[kept].tolist())]
-    summary = summary_of(fitted, settings, labels)
-    groups = None
-    if entities:
-        groups = clusters_of(records, fitted, settings)
-        summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings))
     return Linked(sorted(pairs, key=lambda pair: (id_key(pair.a), id_key(pair.b))), fitted.model, fitted.keys,
-                  summary, groups)
+                  summary)
 
 
 # Pairs of the entities' records scored to estimate how many are matches.
