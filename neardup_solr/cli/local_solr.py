@@ -77,6 +77,15 @@ def solr_build() -> None:
     say(f"launcher ready in {launcher.build_launcher(say)}")
 
 
+def _asked_port(port: int | None) -> int | None:
+    """The port of the node asked about: --port, else SOLR_URL's when it
+    names this machine and --data-dir is not on the command line (the node
+    the other commands reach), else none: the data folder's node."""
+    if port is None and click.get_current_context().get_parameter_source("data_dir") != ParameterSource.COMMANDLINE:
+        return local_port(os.environ.get("SOLR_URL") or "")
+    return port
+
+
 def _on_port(data_dir: Path, port: int | None) -> Path:
     """The data folder to act on: the one of the Solr answering on ``port``, when given."""
     if port is None:
@@ -100,13 +109,19 @@ def solr_stop(data_dir: Path, port: int | None, node: int | None) -> None:
     """Stop the local Solr (or SolrCloud) started from this data folder (or
     answering on --port).
 
+    The node stopped is the one on --port, else the one --data-dir names on
+    the command line, else the one on the port of SOLR_URL (when that names
+    this machine), else the one of the data folder (NEARDUP_DATA_DIR or its
+    default), as `solr status` asks.
+
     \b
     Examples:
       neardup solr stop
       neardup solr stop --port 8984
+      SOLR_URL=http://127.0.0.1:8984/solr/neardup neardup solr stop
       neardup solr stop --data-dir /srv/neardup --node 2
     """
-    data_dir = _on_port(data_dir, port)
+    data_dir = _on_port(data_dir, _asked_port(port))
     if (cluster := cloud.stop(data_dir, node)) is not None:
         say(f"stopped node {node} (port {cluster.nodes[node - 1].port})" if node
             else f"stopped SolrCloud ({len(cluster.nodes)} nodes and ZooKeeper)")
@@ -140,8 +155,7 @@ def solr_status(data_dir: Path, port: int | None, user: str | None, password_fil
       SOLR_URL=http://127.0.0.1:8984/solr/neardup neardup solr status
       neardup solr status --data-dir /srv/neardup --ca-cert ca.pem
     """
-    if port is None and click.get_current_context().get_parameter_source("data_dir") != ParameterSource.COMMANDLINE:
-        port = local_port(os.environ.get("SOLR_URL") or "")
+    port = _asked_port(port)
     if port is not None and (found := local_solr.data_dir_on(port)) is None:
         click.echo(f"not running (no local Solr answers on port {port})")
         sys.exit(3)

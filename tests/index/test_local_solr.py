@@ -159,7 +159,7 @@ def test_start_brings_a_killed_solr_back_with_its_data_in_neardup_data_dir(tmp_p
     assert java_processes_of(data) == [] and not (home / ".local").exists()
 
 
-def test_status_and_stop_find_a_node_by_its_port(tmp_path):
+def test_status_and_stop_find_a_node_by_its_port_or_solr_url_s(tmp_path):
     port, data = free_port(), tmp_path / "node"
     done = run_cli("solr", "start", "--port", str(port), "--data-dir", str(data), "--exit-with", str(os.getpid()))
     assert done.returncode == 0, done.stderr
@@ -168,7 +168,9 @@ def test_status_and_stop_find_a_node_by_its_port(tmp_path):
     assert status.returncode == 0, status.stdout + status.stderr
     assert status.stdout.strip() == (f"running at http://127.0.0.1:{port}/solr/neardup pid={pid} records=0 "
                                      f"data={data.resolve()}")
-    stopped = run_cli("solr", "stop", "--port", str(port))
+    # Without --port or --data-dir, the node stopped is the one SOLR_URL names, as the other commands reach it.
+    stopped = run_cli("solr", "stop", env={"SOLR_URL": f"http://127.0.0.1:{port}/solr/neardup",
+                                           "NEARDUP_DATA_DIR": str(tmp_path / "elsewhere")})
     assert stopped.returncode == 0 and f"stopped Solr (pid {pid})" in stopped.stderr, stopped.stderr
     assert java_processes_of(data) == []
     status = run_cli("solr", "status", "--port", str(port))
