@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..extras import require
 from ..files import read_text
 from .clustering import connected
-from .pairs import Pair
+from .pairs import Pair, distance_name
 from ..records.record import id_key, keyed
 
 
@@ -243,10 +243,8 @@ def values_by_truth(pairs: list[Pair], gold: set[frozenset[str]]) -> tuple[list[
     match probability and no similarity)."""
     if pairs and all(p.similarity is not None for p in pairs):
         value, label = (lambda p: p.similarity), "similarity"
-    elif pairs and all(p.probability is not None for p in pairs):
-        value, label = (lambda p: float(p.distance)), "fields that differ"
     else:
-        value, label = (lambda p: float(p.distance)), "word edit distance"
+        value, label = (lambda p: float(p.distance)), distance_name(pairs)
     true = [value(p) for p in pairs if p.key in gold]
     false = [value(p) for p in pairs if p.key not in gold]
     return true, false, label

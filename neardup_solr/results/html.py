@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .clusters import Cluster, pairs_by_cluster
 from ..files import atomic_output
-from .pairs import Pair
+from .pairs import Pair, distance_name
 from ..records.record import id_key
 
 # What one page shows at most: the largest clusters, and members and pairs
@@ -85,9 +85,12 @@ _LEGEND = (
     "differ from it, ignoring case: <ins>green</ins> words the record adds, "
     '<mark title="the reference has other words here">yellow</mark> words that replace different words '
     "of the reference (hover to see them), <del>red, struck through</del> words of the reference the "
-    "record lacks. Distance is the word edit distance of a pair; similarity, where given, the score it "
+    "record lacks. Distance is {distance}; similarity, where given, the score it "
     "was verified with.</p>"
 )
+# What a distance counts, as the legend says it.
+_DISTANCE = {"word edit distance": "the word edit distance of a pair",
+             "fields that differ": "the number of fields that differ in a pair"}
 
 
 def esc(value: object) -> str:
@@ -214,7 +217,7 @@ def render(
         *_head(title),
         *_summary(_numbers(clusters, texts, pairs, summary)),
         *_figures(images),
-        _LEGEND,
+        _LEGEND.format(distance=_DISTANCE[distance_name(pairs)]),
         *_notes(clusters, shown),
         *(_cluster_section(cluster, texts, by_cluster[cluster.id], max_rows) for cluster in shown),
         "</body></html>",

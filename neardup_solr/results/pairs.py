@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -42,7 +42,7 @@ SOURCED_COLUMNS = ("source_a", "id_a", "source_b", "id_b")
 
 
 class Pair(NamedTuple):
-    """Two records found alike: their ids, word edit distance and, in the default mode, more."""
+    """Two records found alike: their ids, distance (:func:`distance_name`) and, in the default mode, more."""
 
     a: str
     b: str
@@ -126,6 +126,15 @@ class PairStream(PairTables):
 def ordered(a: str, b: str, distance: int, similarity: float | None = None,
             probability: float | None = None, explanation: str | None = None) -> Pair:
     return Pair(*((a, b) if id_key(a) <= id_key(b) else (b, a)), distance, similarity, probability, explanation)
+
+
+def distance_name(pairs: Sequence[Pair]) -> str:
+    """What the pairs' distance counts: the fields that differ, for pairs of
+    field records (each with a match probability and no similarity), else
+    the word edit distance of their texts."""
+    fields = bool(pairs) and all(getattr(p, "probability", None) is not None and getattr(p, "similarity", None) is None
+                                 for p in pairs)
+    return "fields that differ" if fields else "word edit distance"
 
 
 def one_to_one(pairs: Iterable[Pair]) -> list[Pair]:

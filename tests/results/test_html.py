@@ -241,3 +241,14 @@ def test_report_in_a_real_browser(browser, tmp_path):
     context.close()
     assert shot.stat().st_size > 10_000
     assert errors == []
+
+
+def test_the_legend_says_what_a_distance_counts():
+    texts = {"1": "Ann Lee Paris", "2": "Ann Lee Lyon"}
+    of_texts = render(cluster_pairs([Pair("1", "2", 1)]), texts, [Pair("1", "2", 1)], title="t", summary={}, images=[])
+    assert "Distance is the word edit distance of a pair" in of_texts
+    # Field records' pairs carry a probability and no similarity: their distance counts the fields that differ.
+    fielded = [Pair("1", "2", 1, None, 0.97)]
+    of_fields = render(cluster_pairs(fielded), texts, fielded, title="t", summary={}, images=[])
+    assert "Distance is the number of fields that differ in a pair" in of_fields
+    assert "word edit distance" not in of_fields
