@@ -246,7 +246,9 @@ def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], f
     agree = {}
     unit_of = {f: at for at, unit in enumerate(model.field_units) for f in unit}
     for f, (column, profile) in enumerate(zip(columns, profiles)):
-        forms = np.array([key_form(column.kind, v, key_words(profile)) for v in column.values] + [""], object)
+        numbered: dict[str, int] = {}  # key forms as numbers: compared without a Python object a pair
+        forms = np.array([numbered.setdefault(key_form(column.kind, v, key_words(profile)), len(numbered))
+                          for v in column.values] + [-1], np.int64)
         a, b = forms[column.codes[found.left]], forms[column.codes[found.right]]
         filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
         mask = filled & (((usable >> unit_of[f]) & 1) == 1)
