@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -194,8 +195,31 @@ def replaying(url: str) -> bool:
         return False
 
 
+# Ports chosen for a server start here: below the system's ephemeral ports,
+# 1,000 more kept below them for a local cloud's ZooKeeper (port + 1000).
+LOWEST_FREE = 10_000
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now (the system's choice)."""
+    """A port on 127.0.0.1 that nothing uses now, below the system's range
+    of ephemeral ports: the system gives those to outgoing connections (a
+    Solr node's to ZooKeeper, say), which could take a port from there
+    between its choice and the server's bind. The system's choice where no
+    port below that range is free."""
+    try:
+        ephemeral = int(EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    chooser = random.SystemRandom()
+    for _ in range(100):
+        port = chooser.randrange(LOWEST_FREE, max(ephemeral - 1000, LOWEST_FREE + 1))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]

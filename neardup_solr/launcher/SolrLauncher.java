@@ -75,7 +75,7 @@ public final class SolrLauncher {
     try {
       runner.start();
     } catch (Exception e) {
-      fail("solr did not start on port " + port + ": " + e);
+      fail("solr did not start on port " + port + ": " + why(e));
     }
     System.out.println("solr listening at " + runner.getBaseUrl());
   }
@@ -131,6 +131,18 @@ public final class SolrLauncher {
       fail("option " + args[args.length - 1] + " needs a value");
     }
     return opts;
+  }
+
+  /** An exception with what it suppressed and what caused it: Jetty's stop after a failed start hides the failure. */
+  static String why(Throwable e) {
+    StringBuilder out = new StringBuilder(String.valueOf(e));
+    for (Throwable hidden : e.getSuppressed()) {
+      out.append("; suppressed: ").append(why(hidden));
+    }
+    if (e.getCause() != null && e.getCause() != e) {
+      out.append("; caused by: ").append(why(e.getCause()));
+    }
+    return out.toString();
   }
 
   static void fail(String message) {

@@ -252,3 +252,15 @@ def test_status_asks_the_node_on_solr_url_s_port_unless_told_otherwise(solr_node
     other = free_port()
     status = run_cli("solr", "status", "--port", str(other), env={"SOLR_URL": url})
     assert status.returncode == 3 and status.stdout.strip() == f"not running (no local Solr answers on port {other})"
+
+
+def test_a_free_port_is_below_the_ports_outgoing_connections_take():
+    """A port chosen for a server is not one the system could give an
+    outgoing connection before the server binds it (a cloud node failed to
+    start once in a suite run on a port chosen from that range)."""
+    low = int(local_solr.EPHEMERAL.read_text().split()[0])
+    for _ in range(20):
+        port = local_solr.free_port()
+        assert local_solr.LOWEST_FREE <= port and port + 1000 < low
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+            server.bind(("127.0.0.1", port))
