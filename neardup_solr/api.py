@@ -474,21 +474,22 @@ class NearDuplicates:
             ``to_arrow()``); its ``summary`` the report's, with the
             entities' estimates for records of fields (their pairs'
             precision and recall). Costs what :meth:`pairs` does, a weighing
-            of the pairs of each cluster (large ones: a sample), and a
-            request per 1000 records for every id.
+            of the pairs of each cluster (large ones: a sample), and, for
+            records of one text, a request per 1000 records for every id
+            (records of fields: the report has read them).
 
         Raises:
             as :meth:`pairs`.
         """
         settings = self.settings
-        ids = [doc[ID] for doc in self.solr.iter_docs([ID])]
         if settings.fielded and not as_text:
             with told(progress) as tell:
                 linked = field_pairs(self.solr, settings, link=link, max_bucket=max_bucket, labels=labels,
                                      progress=tell, warn=warn or _warning, entities=True)
             save_model(self.solr, linked.model, linked.keys)
             self._changed()
-            return Entities(clusters_of_groups(linked.entities or [], ids), linked.summary)
+            return Entities(clusters_of_groups(linked.entities or []), linked.summary)
+        ids = [doc[ID] for doc in self.solr.iter_docs([ID])]
         with told(progress) as tell:
             verified = lsh_pairs(self.solr, link=link, max_bucket=max_bucket, labels=labels, progress=tell,
                                  warn=warn or _warning)

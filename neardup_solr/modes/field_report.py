@@ -37,9 +37,10 @@ from ..results.pairs import HeldPairs, Pair, ordered
 @dataclass
 class Linked(HeldPairs):
     """The field records' pairs kept, the fitted model, the keys that made
-    candidates, and the report's summary; with ``entities``, the clusters
-    of two records or more. Iterating it gives the pairs; ``to_pandas()``
-    and ``to_arrow()`` give them as a table; with entities, no pairs."""
+    candidates, and the report's summary; with ``entities``, every
+    record's entity (a record alone where it is in no cluster) and no
+    pairs. Iterating it gives the pairs; ``to_pandas()`` and ``to_arrow()``
+    give them as a table."""
 
     pairs: list[Pair]
     model: FieldModel
@@ -71,18 +72,22 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
 
 
-def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[str]]:
-    """The clusters of the kept pairs (probability 1/2 or more), split so
-    that members are matches of each other (``clustering.split``), every
-    pair of a component weighed by the model, records identical in every
-    field kept together (:meth:`Records.copies`)."""
+def cluster_numbers(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[int]]:
+    """The clusters (record numbers) of the kept pairs (probability 1/2 or
+    more), split so that members are matches of each other
+    (``clustering.split``), every pair of a component weighed by the model,
+    records identical in every field kept together (:meth:`Records.copies`)."""
     kept = fitted.p >= 0.5
     weights = bits_of(fitted.p[kept])
     roles = [p.role for p in settings.fields]
-    groups = split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
-                   lambda left, right: pair_weights(records, fitted.model, left, right, roles),
-                   together=records.copies())
-    return [[records.ids[n] for n in group] for group in groups]
+    return split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
+                 lambda left, right: pair_weights(records, fitted.model, left, right, roles),
+                 together=records.copies())
+
+
+def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[str]]:
+    """:func:`cluster_numbers` as ids."""
+    return [[records.ids[n] for n in group] for group in cluster_numbers(records, fitted, settings)]
 
 
 def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | None = MAX_BUCKET,
@@ -100,8 +105,9 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
                 entities: bool = False) -> Linked:
     """Every near-duplicate pair of an index of field records, and the
     model fitted to all candidates (see the module's docstring); with
-    ``entities``, the clusters instead of the pairs (:func:`clusters_of`),
-    their estimates in the summary (:func:`entity_estimates`).
+    ``entities``, every record's entity instead of the pairs
+    (:func:`cluster_numbers`, a record in none alone), their estimates in
+    the summary (:func:`entity_estimates`).
 
     Returns:
         The kept pairs (smaller id first, in id order) with their distance
@@ -123,9 +129,14 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         fitted.p[labeled] = same
     summary = summary_of(fitted, settings, labels)
     if entities:  # no pair is held: the entities of a million mentions keep tens of millions
-        groups = clusters_of(records, fitted, settings)
+        groups = cluster_numbers(records, fitted, settings)
         summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings))
-        return Linked([], fitted.model, fitted.keys, summary, groups)
+        alone = np.ones(len(records), bool)
+        for group in groups:
+            alone[group] = False
+        entities = [[records.ids[n] for n in group] for group in groups] + \
+            [[records.ids[n]] for n in np.flatnonzero(alone).tolist()]
+        return Linked([], fitted.model, fitted.keys, summary, entities)
     kept = np.flatnonzero(fitted.p >= 0.5)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
@@ -140,10 +151,10 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
 ENTITY_SAMPLE = 200_000
 
 
-def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence[str]], settings: IndexSettings,
+def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence[int]], settings: IndexSettings,
                      seed: int = 0) -> Estimates:
-    """The estimates of the entities ``groups`` taken as pairs (every two
-    records of one entity): how many such pairs, the share of them the
+    """The estimates of the entities ``groups`` (record numbers) taken as
+    pairs (every two records of one entity): how many such pairs, the share of them the
     model takes for matches (their mean probability, every pair scored up
     to :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
     expected matches they hold: of the model's expected matches, or where
@@ -155,8 +166,7 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     total = float(within.sum())
     if not total:
         return Estimates(true_pairs=fitted.expected, pairs=0.0, precision=1.0, recall=0.0)
-    position = {record_id: n for n, record_id in enumerate(records.ids)}
-    numbers = [np.array([position[i] for i in g], np.int64) for g in groups]
+    numbers = [np.asarray(g, np.int64) for g in groups]
     if total <= ENTITY_SAMPLE:
         firsts, seconds = zip(*((g[a], g[b]) for g in numbers for a, b in zip(*np.triu_indices(len(g), k=1))))
         left, right = np.array(firsts, np.int64), np.array(seconds, np.int64)
@@ -182,4 +192,4 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
                      recall=min(inside / expected, 1.0) if expected else 1.0)
 
 
-__all__ = ["Linked", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "summary_of"]
+__all__ = ["Linked", "cluster_numbers", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "summary_of"]
