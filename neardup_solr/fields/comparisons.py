@@ -36,6 +36,7 @@ class Column:
     codes: np.ndarray
     values: list[str]
     _derived: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _shares: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -70,10 +71,14 @@ class Column:
             self._derived[name] = make(self.values)
         return self._derived[name]
 
-    def frequencies(self) -> np.ndarray:
-        """Each distinct value's share of the records that have the field."""
-        counts = np.bincount(self.codes[self.codes >= 0], minlength=len(self.values)).astype(np.float64)
-        return counts / max(counts.sum(), 1.0)
+    def shares(self) -> np.ndarray:
+        """Each distinct value's share of the records that have the field,
+        then 1 (what a missing value, code -1, reads). Counted once: every
+        weighing of pairs reads it."""
+        if self._shares is None:
+            counts = np.bincount(self.codes[self.codes >= 0], minlength=len(self.values)).astype(np.float64)
+            self._shares = np.append(counts / max(counts.sum(), 1.0), 1.0)
+        return self._shares
 
 
 def compare(column: Column, left: np.ndarray, right: np.ndarray) -> np.ndarray:

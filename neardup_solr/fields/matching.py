@@ -155,8 +155,7 @@ def shares_of(columns: Sequence[Column], left: np.ndarray, units: Sequence[Seque
     out = np.empty((len(left), len(units)))
     for at, unit in enumerate(units):
         for f in unit:
-            frequency = np.append(columns[f].frequencies(), 1.0)  # a missing value (code -1) reads the last: 1
-            share = frequency[columns[f].codes[left]]
+            share = columns[f].shares()[columns[f].codes[left]]
             out[:, at] = share if f == unit[0] else np.minimum(out[:, at], share)
     return out
 
