@@ -26,7 +26,7 @@ reads every record's forms once.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -309,17 +309,63 @@ def key_pairs(codes: Sequence[np.ndarray], keys: Sequence[Key], max_bucket: int 
     """Every pair of records sharing one of ``keys`` (record numbers, smaller
     first, each pair once), and what found it: a bit a key, in order, for
     the pairs of its whole buckets, and bit ``len(keys)`` for those of any
-    key's windows. A bucket held by more than ``max_bucket`` records is
-    refined where the key refines, and paired by :data:`WINDOW` where it is
-    still larger. Memory holds the distinct pairs so far and one key's."""
+    key's windows (:func:`key_parts` made distinct by :func:`union_pairs`)."""
+    return union_pairs(key_parts(codes, keys, max_bucket, order), len(codes[0]) if len(codes) else 0)
+
+
+def key_parts(codes: Sequence[np.ndarray], keys: Sequence[Key], max_bucket: int | None = None,
+              order: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """Each key's pairs (record numbers, smaller first) with the number of
+    the bit that marks them: ``k`` for key ``k``'s whole buckets and
+    ``len(keys)`` for its windows. A bucket held by more than
+    ``max_bucket`` records is refined where the key refines, and paired by
+    :data:`WINDOW` where it is still larger. Memory holds one key's pairs."""
     order = record_order(codes) if order is None else order
-    left, right, bit = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     for number, key in enumerate(keys):
         (a, b), (wa, wb) = Buckets.of(codes, key, max_bucket, order).pairs()
-        left, right, bit = merge_pairs(np.concatenate([left, a, wa]), np.concatenate([right, b, wb]),
-                                       np.concatenate([bit, np.full(len(a), 1 << number, np.int64),
-                                                       np.full(len(wa), 1 << len(keys), np.int64)]))
-    return left, right, bit
+        yield a, b, number
+        yield wa, wb, len(keys)
+
+
+# Bit numbers a pair's source may take in :func:`union_pairs`: the pair and its bit number are one int64.
+PAIR_BITS = 6
+
+
+def union_pairs(parts: Iterable[tuple[np.ndarray, np.ndarray, int]], count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of ``parts`` (left and right record numbers below
+    ``count``, and the number of the bit that marks them) made distinct,
+    each with its parts' bits or-ed together, in (left, right) order.
+    Each pair is packed with its bit number into one number as it comes,
+    and the numbers sorted in place once: memory holds about three numbers
+    a pair found, and one part as given.
+
+    Example:
+        >>> [x.tolist() for x in union_pairs([(np.array([0, 1]), np.array([2, 2]), 0),
+        ...                                    (np.array([0]), np.array([2]), 3)], 3)]
+        [[0, 1], [2, 2], [9, 1]]
+    """
+    if count * count << PAIR_BITS >= 1 << 63:  # past about 380 million records: sorted as pairs
+        lefts, rights, bits = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for a, b, bit in parts:
+            lefts.append(a)
+            rights.append(b)
+            bits.append(np.full(len(a), 1 << bit, np.int64))
+        return merge_pairs(np.concatenate(lefts), np.concatenate(rights), np.concatenate(bits))
+    packed = [np.zeros(0, np.int64)]
+    for a, b, bit in parts:
+        packed.append((a.astype(np.int64) * count + b) << PAIR_BITS | bit)
+    codes = np.concatenate(packed)
+    del packed
+    if not len(codes):
+        return codes, codes.copy(), codes.copy()
+    codes.sort()
+    flags = np.left_shift(np.int64(1), codes & ((1 << PAIR_BITS) - 1))
+    codes >>= PAIR_BITS
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    bits = np.bitwise_or.reduceat(flags, starts)
+    del flags
+    codes = codes[starts]
+    return codes // max(count, 1), codes % max(count, 1), bits
 
 
 def bucket_pairs(keys: np.ndarray, owners: np.ndarray, max_bucket: int | None = None) -> tuple[np.ndarray, np.ndarray]:

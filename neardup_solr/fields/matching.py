@@ -26,6 +26,7 @@ found included) and the keys used are the summary's
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,11 +35,11 @@ from ..lsh.bands import MAX_BUCKET
 from ..progress import Progress, Tally
 from ..records.record import source_of
 from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind, swaps
-from .keys import (Buckets, Key, choose, choose_keys, grouped_pairs, key_budget, key_codes, key_pairs, key_words,
-                   merge_pairs, missed_share, record_order, runs)
+from .keys import (Buckets, Key, choose, choose_keys, grouped_pairs, key_budget, key_codes, key_parts, key_words,
+                   merge_pairs, missed_share, record_order, runs, union_pairs)
 from .kinds import FieldProfile, key_form
 from .model import FieldModel
-from .training import Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
+from .training import CHUNK, Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
 
 # Random pairs whose levels measure chance agreement: a million see a level
 # of one chance in a hundred thousand about ten times.
@@ -124,9 +125,8 @@ def candidates(records: Records, keys: Sequence[Key], codes: Sequence[np.ndarray
     """The pairs sharing a band key or one of ``keys``, with the bits of what found them."""
     order = record_order(codes) if order is None else order
     band_left, band_right = band_pairs(records.bands, max_bucket, order)
-    key_left, key_right, key_bits = key_pairs(codes, keys, max_bucket, order)
-    left, right, bits = merge_pairs(np.concatenate([band_left, key_left]), np.concatenate([band_right, key_right]),
-                                    np.concatenate([np.full(len(band_left), BAND_BIT, np.int64), key_bits << 1]))
+    parts = ((a, b, bit + 1) for a, b, bit in key_parts(codes, keys, max_bucket, order))
+    left, right, bits = union_pairs(chain([(band_left, band_right, 0)], parts), len(records))
     return Found(left, right, bits)
 
 
@@ -230,8 +230,11 @@ def key_rounds(found: Found, keys: Sequence[Key], units: Sequence[Sequence[int]]
         if mine.any():
             left_out = frozenset(at for at, unit in enumerate(units) if set(unit) & set(key.reads))
             theirs = levels[mine]
-            chosen = np.full(theirs.shape, k, np.int8)
-            rounds.append(Round(Patterns.of(theirs, weights=weighing(theirs, chosen)), left_out))
+
+            def weights(at: slice, theirs: np.ndarray = theirs, k: int = k) -> np.ndarray:
+                return weighing(theirs[at], np.full(theirs[at].shape, k, np.int8))
+
+            rounds.append(Round(Patterns.of(theirs, weights=weights), left_out))
     return rounds
 
 
@@ -248,11 +251,14 @@ def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], f
         numbered: dict[str, int] = {}  # key forms as numbers: compared without a Python object a pair
         forms = np.array([numbered.setdefault(key_form(column.kind, v, key_words(profile)), len(numbered))
                           for v in column.values] + [-1], np.int64)
-        a, b = forms[column.codes[found.left]], forms[column.codes[found.right]]
-        filled = (column.codes[found.left] >= 0) & (column.codes[found.right] >= 0)
-        mask = filled & (((usable >> unit_of[f]) & 1) == 1)
+        mask, same = np.empty(len(found), bool), np.empty(len(found), bool)
+        for start in range(0, len(found), CHUNK):
+            at = slice(start, start + CHUNK)
+            a, b = column.codes[found.left[at]], column.codes[found.right[at]]
+            mask[at] = (a >= 0) & (b >= 0) & (((usable[at] >> unit_of[f]) & 1) == 1)
+            same[at] = forms[a] == forms[b]
         weight = posterior[mask]
-        agree[f] = float((weight * (a[mask] == b[mask])).sum() / weight.sum()) if weight.sum() > 1.0 \
+        agree[f] = float((weight * same[mask]).sum() / weight.sum()) if weight.sum() > 1.0 \
             else model.units[unit_of[f]].agreement
     return agree
 
@@ -261,15 +267,15 @@ def key_agreement(columns: Sequence[Column], profiles: Sequence[FieldProfile], f
 class Fitted:
     """What :func:`fit_records` found: the candidates, their levels (pairs x
     fields, and pairs x the model's units: fields compared together joined),
-    the share of the index holding each one's values (what an exact
-    agreement is weighed by), their probabilities, the model, the keys, the
+    the records' columns (whose values' shares weigh an exact agreement,
+    :func:`shares_of`), their probabilities, the model, the keys, the
     share of true pairs the keys and bands are estimated to miss, and how
     many random pairs measured chance."""
 
     found: Found
     field_levels: np.ndarray
     levels: np.ndarray
-    shares: np.ndarray
+    columns: Sequence[Column]
     p: np.ndarray
     model: FieldModel
     keys: list[Key]
@@ -286,7 +292,8 @@ class Fitted:
 
     def explanation(self, at: int) -> str:
         """Candidate ``at``'s explanation in brief (``evidence.Explanation.brief``)."""
-        return self.model.explain("", "", self.levels[at].tolist(), self.shares[at].tolist(),
+        shares = shares_of(self.columns, self.found.left[at:at + 1], self.model.field_units)[0]
+        return self.model.explain("", "", self.levels[at].tolist(), shares.tolist(),
                                   identical=bool(self.identical is not None and self.identical[at])).brief()
 
 
@@ -343,7 +350,8 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
     def weighing(unit_levels: np.ndarray, selected: np.ndarray) -> np.ndarray:
         return fill_weights(unit_levels, selected, factors)
 
-    patterns = Patterns.of(levels, usable, weighing(levels, selecting_keys(found, keys, units)))
+    patterns = Patterns.of(levels, usable,
+                           lambda at: weighing(levels[at], selecting_keys(found.where(at), keys, units)))
     rounds = key_rounds(found, keys, units, levels, weighing)
 
     def fitted(found_share: float = 1.0) -> FieldModel:
@@ -351,23 +359,37 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
                    min_share=min_share, found_share=found_share, rounds=rounds, units=units, filled=filled)
 
     model = fitted()
-    shares = shares_of(records.columns, found.left, units)
     # What the keys and bands missed is estimated, then counted into the prior: from the random pairs that
     # are no candidates, scored; and from how often matches agree on the keys' fields.
-    posterior = model.probabilities(levels)
+    posterior = probabilities_of(model, levels)
     agree = key_agreement(records.columns, profiles, found, usable, posterior, model)
     by_keys = missed_share(agree, keys, [n / max(len(records), 1) for n in filled])
     by_bands = float(posterior[(found.bits & BAND_BIT) == 0].sum() / posterior.sum()) if posterior.sum() else 1.0
     outside = outside_matches(records, found, model, drawn, total, units, kinds)
-    found_there = float(model.probabilities(levels, shares).sum())
+    found_there = float(probabilities_of(model, levels, records.columns, found.left).sum())
     by_sample = outside / (outside + found_there) if outside + found_there else 0.0
     # At most half: a guess past that would let the prior feed on itself.
     missed = min(max(by_keys * by_bands, by_sample), MAX_MISSED)
     if missed > 1e-3:
         model = fitted(1.0 - missed)
     same = identical(records.columns, found.left, found.right)
-    p = model.probabilities(levels, shares, identical=same)
-    return Fitted(found, field_levels, levels, shares, p, model, list(keys), missed, len(random_left), same)
+    p = probabilities_of(model, levels, records.columns, found.left, same)
+    return Fitted(found, field_levels, levels, records.columns, p, model, list(keys), missed, len(random_left), same)
+
+
+def probabilities_of(model: FieldModel, levels: np.ndarray, columns: Sequence[Column] | None = None,
+           left: np.ndarray | None = None, identical: np.ndarray | None = None) -> np.ndarray:
+    """``model``'s probability of each pair of unit ``levels`` (pairs x
+    units), an exact agreement weighed by the share of ``left``'s value in
+    ``columns`` (:func:`shares_of`) where they are given, pairs identical in
+    every field (``identical``) at least :data:`~neardup_solr.fields.model.IDENTICAL`;
+    a chunk of :data:`CHUNK` pairs at a time."""
+    p = np.empty(len(levels))
+    for start in range(0, len(levels), CHUNK):
+        at = slice(start, start + CHUNK)
+        shares = None if columns is None else shares_of(columns, left[at], model.field_units)
+        p[at] = model.probabilities(levels[at], shares, identical=None if identical is None else identical[at])
+    return p
 
 
 def identical(columns: Sequence[Column], left: np.ndarray, right: np.ndarray) -> np.ndarray:

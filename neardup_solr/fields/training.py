@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,8 @@ MAX_ROUNDS = 500
 MIN_ROUND_MATCHES = 20.0
 ROUND_EXCESS = 0.1
 TOLERANCE = 1e-7
+# Pairs weighed or scored at a time: beside its result, memory holds a chunk's numbers, not every pair's.
+CHUNK = 1 << 20
 
 
 def chance(levels: np.ndarray, kinds: Sequence[str]) -> list[np.ndarray]:
@@ -75,9 +77,12 @@ class Patterns:
     weights: np.ndarray | None = None
 
     @classmethod
-    def of(cls, levels: np.ndarray, usable: np.ndarray | None = None, weights: np.ndarray | None = None) -> Patterns:
-        """Costs a sort of one number a pair (its row packed into 64 bits,
-        or its bytes when the row does not fit)."""
+    def of(cls, levels: np.ndarray, usable: np.ndarray | None = None,
+           weights: Callable[[slice], np.ndarray] | None = None) -> Patterns:
+        """The patterns of ``levels`` (pairs x units), with ``weights`` of
+        the pairs in a slice (pairs x units) where given, asked a chunk of
+        :data:`CHUNK` pairs at a time. Costs a sort of one number a pair (its
+        row packed into 64 bits, or its bytes when the row does not fit)."""
         bits = np.zeros(len(levels), np.int64) if usable is None else np.asarray(usable, np.int64)
         if not len(levels):
             width = levels.shape[1] if levels.ndim == 2 else 0
@@ -101,8 +106,12 @@ class Patterns:
         summed = None
         if weights is not None:
             inverse = inverse.ravel()
-            summed = np.stack([np.bincount(inverse, weights=weights[:, f], minlength=len(first))
-                               for f in range(weights.shape[1])], axis=1)
+            summed = np.zeros((len(first), levels.shape[1]))
+            for start in range(0, len(levels), CHUNK):
+                at = slice(start, start + CHUNK)
+                chunk = weights(at)
+                for f in range(chunk.shape[1]):  # in pair order, as one bincount of every pair would sum them
+                    np.add.at(summed[:, f], inverse[at], chunk[:, f])
         return cls(levels[first].astype(np.int16), counts.astype(np.float64), bits[first], len(levels), summed)
 
 
