@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled import chosen, njit
 from .comparisons import Column
 from .kinds import FieldProfile, key_form, normal
 
@@ -327,45 +328,62 @@ def key_parts(codes: Sequence[np.ndarray], keys: Sequence[Key], max_bucket: int 
         yield wa, wb, len(keys)
 
 
-# Bit numbers a pair's source may take in :func:`union_pairs`: the pair and its bit number are one int64.
-PAIR_BITS = 6
+# Bits a pair's sources may set in :func:`union_pairs`: a pair and its bits are one int64 there.
+PAIR_BITS = 16
 
 
-def union_pairs(parts: Iterable[tuple[np.ndarray, np.ndarray, int]], count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def union_pairs(parts: Iterable[tuple[np.ndarray, np.ndarray, int]], count: int,
+                compiled: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs of ``parts`` (left and right record numbers below
     ``count``, and the number of the bit that marks them) made distinct,
     each with its parts' bits or-ed together, in (left, right) order.
-    Each pair is packed with its bit number into one number as it comes,
-    and the numbers sorted in place once: memory holds about three numbers
-    a pair found, and one part as given.
+    Each pair and its bits are packed into one number: each part is sorted
+    and merged into the distinct pairs so far as it comes (a compiled walk
+    of both; ``compiled=False``, its plain twin). Memory holds the distinct
+    pairs twice and a part: keys whose pairs mostly coincide (one entity's
+    records sharing every key) cost the pairs once.
 
     Example:
         >>> [x.tolist() for x in union_pairs([(np.array([0, 1]), np.array([2, 2]), 0),
         ...                                    (np.array([0]), np.array([2]), 3)], 3)]
         [[0, 1], [2, 2], [9, 1]]
     """
-    if count * count << PAIR_BITS >= 1 << 63:  # past about 380 million records: sorted as pairs
+    if count * count >= 1 << (63 - PAIR_BITS):  # past about 11 million records: merged as pairs
         lefts, rights, bits = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         for a, b, bit in parts:
             lefts.append(a)
             rights.append(b)
             bits.append(np.full(len(a), 1 << bit, np.int64))
         return merge_pairs(np.concatenate(lefts), np.concatenate(rights), np.concatenate(bits))
-    packed = [np.zeros(0, np.int64)]
+    merge = chosen(_merge_packed, compiled)
+    merged = np.zeros(0, np.int64)
     for a, b, bit in parts:
-        packed.append((a.astype(np.int64) * count + b) << PAIR_BITS | bit)
-    codes = np.concatenate(packed)
-    del packed
-    if not len(codes):
-        return codes, codes.copy(), codes.copy()
-    codes.sort()
-    flags = np.left_shift(np.int64(1), codes & ((1 << PAIR_BITS) - 1))
-    codes >>= PAIR_BITS
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    bits = np.bitwise_or.reduceat(flags, starts)
-    del flags
-    codes = codes[starts]
-    return codes // max(count, 1), codes % max(count, 1), bits
+        part = (a.astype(np.int64) * count + b) << PAIR_BITS | (1 << bit)
+        part.sort()
+        merged = merge(merged, part, PAIR_BITS)
+    pairs = merged >> PAIR_BITS
+    return pairs // max(count, 1), pairs % max(count, 1), merged & ((1 << PAIR_BITS) - 1)
+
+
+@njit(cache=True, nogil=True)
+def _merge_packed(first: np.ndarray, second: np.ndarray, shift: int) -> np.ndarray:
+    """Two sorted arrays of packed pairs (pair above ``shift`` bits, its bits
+    below) as one, sorted, each pair once with its bits or-ed."""
+    out = np.empty(len(first) + len(second), np.int64)
+    i = j = m = 0
+    while i < len(first) or j < len(second):
+        if j >= len(second) or (i < len(first) and first[i] <= second[j]):
+            x = first[i]
+            i += 1
+        else:
+            x = second[j]
+            j += 1
+        if m > 0 and (out[m - 1] >> shift) == (x >> shift):
+            out[m - 1] |= x
+        else:
+            out[m] = x
+            m += 1
+    return out[:m]
 
 
 def bucket_pairs(keys: np.ndarray, owners: np.ndarray, max_bucket: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, level_names
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose_keys, combined, key_codes, key_pairs, missed_share,
-                                      pairs_cost, record_order)
+                                      pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
 from neardup_solr.fields.matching import Records
 from neardup_solr.fields.values import Day, clean, parse_date, parse_number
@@ -333,3 +333,20 @@ def test_records_are_copies_where_every_field_has_the_same_normal_form(rows):
     forms = [(normal("name", a) if a else "", normal("text", b) if b else "") for a, b in rows]
     for x, y in combinations(range(len(rows)), 2):
         assert (groups[x] == groups[y]) == (forms[x] == forms[y])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=30),
+                                              st.integers(0, 15)), max_size=6), st.booleans())
+def test_union_pairs_are_every_part_s_pairs_once_with_their_bits(count, parts, compiled):
+    """The distinct pairs of every part, each with the or of the bits of
+    the parts holding it, against a plain dict."""
+    given_parts = [(np.array([min(a, b) % count for a, b in pairs], np.int64),
+                    np.array([max(a, b) % count for a, b in pairs], np.int64), bit) for pairs, bit in parts]
+    expected: dict[tuple[int, int], int] = {}
+    for left, right, bit in given_parts:
+        for a, b in zip(left.tolist(), right.tolist()):
+            expected[a, b] = expected.get((a, b), 0) | 1 << bit
+    left, right, bits = union_pairs(iter(given_parts), count, compiled=compiled)
+    assert list(zip(left.tolist(), right.tolist())) == sorted(expected)
+    assert bits.tolist() == [expected[pair] for pair in sorted(expected)]
