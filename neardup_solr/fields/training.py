@@ -95,9 +95,20 @@ class Patterns:
             # Each row as one number in mixed radix, its bits above: sorting numbers is fast.
             code = np.zeros(len(levels), np.int64)
             for f in range(levels.shape[1]):
-                code = code * radix[f] + levels[:, f]
-            code = (bits << int(np.ceil(np.log2(np.prod(radix.astype(float)) + 1)))) | code
-            _, first, inverse, counts = np.unique(code, return_index=True, return_inverse=True, return_counts=True)
+                code *= radix[f]
+                code += levels[:, f]
+            code |= bits << int(np.ceil(np.log2(np.prod(radix.astype(float)) + 1)))
+            # np.unique's, with what it holds at once cut to the order and the sorted numbers.
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            new = np.concatenate(([True], code[1:] != code[:-1]))
+            del code
+            starts = np.flatnonzero(new)
+            first, counts = order[starts], np.diff(np.append(starts, len(levels)))
+            if weights is not None:
+                inverse = np.empty(len(levels), np.int64)
+                inverse[order] = np.cumsum(new) - 1
+            del order, new
         else:
             rows = np.ascontiguousarray(np.concatenate([levels.astype(np.int64), bits[:, None]], axis=1))
             _, first, inverse, counts = np.unique(
