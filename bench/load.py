@@ -14,6 +14,16 @@ records of the file. Two modes:
   each client, with a keep-alive HTTP session of its own, sends ``GET
   /records/{id}/duplicates``.
 
+With ``--writers N`` (http mode) N more processes write beside them: each
+posts ``WRITE_BATCH`` new records at a time (``POST /records``, texts of
+the file's records with a word added, ids of their own), timing each
+acknowledgement, then asks the service at once for the first one's near
+duplicates: an acknowledged record its next lookup does not find is an
+error. With ``--kill-solr`` (a Solr started by ``neardup solr start`` on
+this machine) the run then kills Solr with SIGKILL, starts it again on its
+data and counts the acknowledged records it holds: one lost is an error.
+The written records are deleted at the end.
+
 With ``--text-share`` that share of the requests asks by text instead (``GET
 /duplicates?text=`` with a record's text; in process, ``find`` without
 leaving the record out). Processes, not threads, so the clients' own Python
@@ -39,6 +49,7 @@ import json
 import multiprocessing
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -59,7 +70,8 @@ from neardup_solr.errors import NeardupError
 from neardup_solr.results.evaluate import read_gold
 from neardup_solr.records.readers import RecordReader
 from neardup_solr.modes.text_search import OnlineSearch
-from neardup_solr.index.local_solr import free_port
+from neardup_solr.index.local_solr import data_dir_on, free_port, is_launcher, port_in_use, running_node
+from neardup_solr.index.local_solr import start as start_solr
 from neardup_solr.index.solr import Solr
 
 from .cpu import PROC, cpu_seconds
@@ -69,7 +81,11 @@ HERE = Path(__file__).resolve().parent
 MODES = ("in-process", "http")
 # What a client asks: by a record (the record itself left out of the answer), or by its text.
 KINDS = ("record", "text")
-LABELS = {"http": {"record": "GET /records/{id}/duplicates", "text": "GET /duplicates?text={its text}"},
+WRITE = "write"
+# Records a writer posts at a time.
+WRITE_BATCH = 5
+LABELS = {"http": {"record": "GET /records/{id}/duplicates", "text": "GET /duplicates?text={its text}",
+                   WRITE: f"POST /records ({WRITE_BATCH} new records)"},
           "in-process": {"record": "find(text, exclude=id)", "text": "find(text)"}}
 # Seconds a client waits for one answer: far above any latency measured, so
 # only a service or Solr that hangs runs into it (and that is an error).
@@ -98,6 +114,7 @@ class Plan:
     text_share: float
     warm_up: float  # seconds of untimed requests once every client is ready
     seconds: float
+    writers: int = 0
 
 
 Ask = Callable[[str, str, str], list[str]]  # (kind, id, text) -> the ids found
@@ -176,6 +193,63 @@ def client(plan: Plan, seed: int, ready) -> dict:
     return done
 
 
+def writer(plan: Plan, seed: int, ready) -> dict:
+    """One writer's acknowledgement latencies (ms), its errors (an
+    acknowledged record its next lookup did not find among them), and the
+    ids it had acknowledged; it meets the clients at ``ready``."""
+    pick = random.Random(seed)
+    took: list[float] = []
+    done = {"took": {WRITE: took}, "errors": 0, "first_errors": [], "written": [], "looked_up": 0, "found_next": 0}
+    session = requests.Session()
+    session.trust_env = False
+    batches = iter(range(1 << 62))
+
+    def post() -> list[str]:
+        number = next(batches)
+        records = [{"id": f"load-w{seed}-{number}-{i}", "text": f"{pick.choice(plan.records)[1]} w{seed}x{number}"}
+                   for i in range(WRITE_BATCH)]
+        answer = session.post(f"{plan.target}/records", json=records, timeout=TIMEOUT)
+        if answer.status_code != 200 or answer.json().get("added") != len(records):
+            raise Failed(f"HTTP {answer.status_code}: {answer.text[:200]}")
+        return [r["id"] for r in records]
+
+    def failed(error: Exception) -> None:
+        done["errors"] += 1
+        if len(done["first_errors"]) < FIRST_ERRORS:
+            done["first_errors"].append(f"{type(error).__name__}: {error}"[:200])
+
+    try:
+        done["written"] += post()
+    except Exception as error:
+        ready.abort()
+        failed(error)
+        return done
+    try:
+        ready.wait(SERVICE_START)
+    except threading.BrokenBarrierError:
+        return done | {"errors": 1, "first_errors": ["another client could not start"]}
+    start = time.time() + plan.warm_up
+    end = start + plan.seconds
+    while (now := time.time()) < end or (len(took) < MIN_REQUESTS and not done["errors"]):
+        started = time.perf_counter()
+        try:
+            ids = post()
+        except Exception as error:  # a write that may or may not have been kept: not counted as acknowledged
+            if now >= start:
+                failed(error)
+            continue
+        if now >= start:
+            took.append((time.perf_counter() - started) * 1000)
+        done["written"] += ids
+        lookup = session.get(f"{plan.target}/records/{quote(ids[0], safe='')}/duplicates", timeout=TIMEOUT)
+        done["looked_up"] += 1
+        if lookup.status_code == 200:
+            done["found_next"] += 1
+        else:
+            failed(Failed(f"acknowledged record {ids[0]} not found by the next lookup: HTTP {lookup.status_code}"))
+    return done
+
+
 def known_duplicates(truth: Path | None, ids: set[str]) -> dict[str, frozenset[str]]:
     """For each of ``ids`` in a known pair of ``truth``, the ids it pairs with."""
     found: dict[str, set[str]] = {}
@@ -198,8 +272,9 @@ def drive(plan: Plan, clients: int, seed: int, service_pid: int | None) -> dict:
     """Run the clients; their figures together, and the service's CPU share
     of one core (its worker processes' included) while the clock ran."""
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, context.Pool(clients) as pool:
-        ready = manager.Barrier(clients + 1)
+    with context.Manager() as manager, context.Pool(clients + plan.writers) as pool:
+        ready = manager.Barrier(clients + plan.writers + 1)
+        writing = pool.starmap_async(writer, [(plan, seed + clients + i, ready) for i in range(plan.writers)])
         waiting = pool.starmap_async(client, [(plan, seed + i, ready) for i in range(clients)])
         try:
             ready.wait(SERVICE_START)
@@ -208,17 +283,22 @@ def drive(plan: Plan, clients: int, seed: int, service_pid: int | None) -> dict:
             pass  # a client could not start: its error is in the results
         cpu_start, started = None if service_pid is None else service_cpu(service_pid), time.time()
         results = waiting.get()
+        wrote = writing.get()
         cpu_end, ended = None if service_pid is None else service_cpu(service_pid), time.time()
     took = {kind: [t for r in results for t in r["took"][kind]] for kind in KINDS}
     requests_done = sum(map(len, took.values()))
+    writes = [t for w in wrote for t in w["took"][WRITE]]
     figures = {
         "requests": requests_done, "requests_per_client": [sum(map(len, r["took"].values())) for r in results],
         "requests_per_second": requests_done / max(ended - started, plan.seconds),
-        "errors": sum(r["errors"] for r in results),
-        "first_errors": [e for r in results for e in r["first_errors"]][:FIRST_ERRORS],
+        "errors": sum(r["errors"] for r in results + wrote),
+        "first_errors": [e for r in results + wrote for e in r["first_errors"]][:FIRST_ERRORS],
         "latency_ms": {"all": spread([t for kind in KINDS for t in took[kind]]),
-                       **{kind: spread(took[kind]) for kind in KINDS if took[kind]}},
+                       **{kind: spread(took[kind]) for kind in KINDS if took[kind]},
+                       **({WRITE: spread(writes)} if writes else {})},
         "known": {"checked": sum(r["checked"] for r in results), "complete": sum(r["complete"] for r in results)},
+        "written": {"writers": plan.writers, "acknowledged": [i for w in wrote for i in w["written"]],
+                    "looked_up": sum(w["looked_up"] for w in wrote), "found_next": sum(w["found_next"] for w in wrote)},
         "service_cpu": None,
     }
     if cpu_start is not None and cpu_end is not None:
@@ -309,9 +389,37 @@ def run(args: argparse.Namespace, command: str) -> dict:
                  "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "revision": revision(),
                  **index_facts(Solr(solr_url, timeout=TIMEOUT)), "load_before": os.getloadavg()}
         # Time for every client to start and warm up (connections, Solr's caches) before the clock runs.
-        plan = Plan(args.mode, asked, records, known, args.text_share, args.warm_up, args.seconds)
+        plan = Plan(args.mode, asked, records, known, args.text_share, args.warm_up, args.seconds, args.writers)
         figures = drive(plan, args.clients, args.seed, service_pid)
-        return about | figures | {"load_after": os.getloadavg()}
+        load_after = os.getloadavg()
+    written = figures["written"]
+    if written["acknowledged"]:
+        solr = Solr(solr_url, timeout=TIMEOUT)
+        if args.kill_solr:
+            written["after_kill"] = kill_and_count(solr, written["acknowledged"])
+            figures["errors"] += len(written["acknowledged"]) - written["after_kill"]
+        solr.delete_ids(written["acknowledged"])
+        solr.commit()
+    written["acknowledged"] = len(written["acknowledged"])
+    return about | figures | {"load_after": load_after}
+
+
+def kill_and_count(solr: Solr, ids: list[str]) -> int:
+    """Kill the Solr serving ``solr`` (one ``neardup solr start`` started
+    here) with SIGKILL, start it again on its data, and count how many of
+    ``ids`` it holds once it has replayed its update log."""
+    port = int(solr.url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+    data_dir = data_dir_on(port)
+    node = running_node(data_dir) if data_dir else None
+    if node is None:
+        raise SystemExit(f"--kill-solr: no Solr started by `neardup solr start` serves port {port} here")
+    os.kill(node.pid, signal.SIGKILL)
+    deadline = time.monotonic() + SERVICE_START
+    while (is_launcher(node.pid) or port_in_use(port)) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the killed node's port is free again a moment after it died
+    start_solr(data_dir, port, echo=lambda line: print(line, file=sys.stderr))
+    solr.wait_until_replayed()
+    return sum(len(solr.texts(ids[at:at + 1000])) for at in range(0, len(ids), 1000))
 
 
 def index_facts(solr: Solr) -> dict:
@@ -349,7 +457,21 @@ def summary(result: dict) -> str:
     known = result["known"]
     if known["checked"]:
         line += f"; {known['complete']:,} of {known['checked']:,} answers held every known duplicate"
+    if written := writes_line(result):
+        line += "; " + written
     return line + f"; load average {' '.join(f'{v:.2f}' for v in result['load_after'])} at the end"
+
+
+def writes_line(result: dict) -> str:
+    """What the writers did, in a sentence ("" when there were none)."""
+    written, took = result.get("written") or {}, result["latency_ms"].get(WRITE)
+    if not written.get("writers") or not took:
+        return ""
+    line = (f"{written['writers']} writers: {took['requests']:,} writes acknowledged, p50 {took['p50']:.1f} ms, "
+            f"p95 {took['p95']:.1f} ms; {written['found_next']:,} of {written['looked_up']:,} found by the next lookup")
+    if "after_kill" in written:
+        line += f"; {written['after_kill']:,} of {written['acknowledged']:,} acknowledged records kept after Solr's SIGKILL"
+    return line
 
 
 def markdown(result: dict) -> str:
@@ -357,8 +479,8 @@ def markdown(result: dict) -> str:
     title = "Service load over HTTP" if result["mode"] == "http" else "Online query load in process"
     labels = LABELS[result["mode"]]
     # The kinds of request, and all of them together when there are two.
-    rows = [(labels.get(kind, "all requests"), figures) for kind, figures in result["latency_ms"].items()
-            if len(result["latency_ms"]) > 2 or kind != "all"]
+    rows = [(labels.get(kind, "all lookups"), figures) for kind, figures in result["latency_ms"].items()
+            if kind != "all" or sum(k in KINDS for k in result["latency_ms"]) > 1]
     known = result["known"]
     lines = [
         f"## {title}, n = {n:,} ({result['date']})",
@@ -377,7 +499,8 @@ def markdown(result: dict) -> str:
         "",
         f"Errors: {result['errors']:,} (every exception, answer other than 200 and answer for another query counts)."
         + (f" Answers holding every known duplicate of their record (`{result['truth']}`): {known['complete']:,} of "
-           f"{known['checked']:,}." if known["checked"] else ""),
+           f"{known['checked']:,}." if known["checked"] else "")
+        + (f" Writes: {writes_line(result)}." if writes_line(result) else ""),
         "",
         f"neardup-solr at commit {result['revision']}." if result["revision"] else "",
     ]
@@ -419,7 +542,9 @@ def command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str
     if args.service_url:
         shown += ["--service-url", "URL"]
     shown += ["--records", shown_path(args.records)]
-    for name in ("workers", "clients", "seconds", "warm_up", "text_share", "sample", "seed"):
+    if args.kill_solr:
+        shown += ["--kill-solr"]
+    for name in ("workers", "writers", "clients", "seconds", "warm_up", "text_share", "sample", "seed"):
         value = getattr(args, name)
         if value != parser.get_default(name):
             shown += [f"--{name.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
@@ -446,6 +571,10 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, help="with --mode http: the started service's port (default: a free one)")
     parser.add_argument("--workers", type=int, default=1, help="with --mode http: the started service's processes "
                         "(`neardup serve --workers`, default 1)")
+    parser.add_argument("--writers", type=int, default=0, help="with --mode http: processes posting new records "
+                        f"({WRITE_BATCH} at a time) beside the clients (default 0)")
+    parser.add_argument("--kill-solr", action="store_true", help="with --writers: kill Solr (SIGKILL) after the "
+                        "run, start it again and count the acknowledged records it kept")
     parser.add_argument("--records", type=Path, help="the indexed records, asked for at random")
     parser.add_argument("--truth", type=Path, help="their known pairs [true_pairs.tsv beside the records, if there]")
     parser.add_argument("--clients", type=int, default=8)
@@ -468,6 +597,10 @@ def main() -> None:
         return
     if not args.records:
         parser.error("--records is needed")
+    if args.writers and args.mode != "http":
+        parser.error("--writers needs --mode http")
+    if args.kill_solr and not (args.writers and args.solr_url):
+        parser.error("--kill-solr needs --writers and --solr-url")
     if not args.solr_url and not (args.mode == "http" and args.service_url):
         parser.error("--solr-url is needed (or, with --mode http, --service-url)")
     result = run(args, command_of(args, parser))

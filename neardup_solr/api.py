@@ -219,7 +219,7 @@ class NearDuplicates:
     def add(self, records: Iterable[RecordLike] | object, *, source: str = "", id: str | None = None,
             text: str | Sequence[str] | Mapping[str, str] | None = None, batch_size: int = BATCH_SIZE,
             progress: Progress | bool | None = None, replan: bool = True,
-            warn: Callable[[str], None] | None = None) -> int:
+            warn: Callable[[str], None] | None = None, soft_commit: bool = False) -> int:
         """Add ``records`` of ``source`` (or a table's rows, ``id`` and ``text``
         naming its columns, as :meth:`index` takes them) to the index, built
         as it was; an id of that source indexed already is replaced. Their
@@ -241,6 +241,13 @@ class NearDuplicates:
         and the fields then come from every source, whichever was indexed
         first. ``replan=False`` leaves the plan as it is (a service adding a
         few records at a time: a rebuild would hold them up).
+
+        ``soft_commit`` makes the records visible without writing the
+        index's files (milliseconds, where a hard commit flushes): Solr's
+        update log keeps them, so a crash loses none, and its automatic
+        hard commit writes them within a minute
+        (:meth:`~neardup_solr.index.solr.Solr.commit`). For many small adds
+        (a service's); one large add commits hard at its end.
 
         Returns:
             How many were added. Costs a request to see which kind of
@@ -291,7 +298,7 @@ class NearDuplicates:
         with told(progress) as tell:
             try:
                 count = index_records(self.solr, read, settings, batch_size=batch_size, progress=tell,
-                                      distinct=distinct)
+                                      distinct=distinct, soft_commit=soft_commit)
             except NeardupError as err:
                 if read.count and not isinstance(err, IndexBeingReplaced):
                     # What was sent before the failure is in Solr's transaction log, uncommitted: its next
@@ -657,8 +664,8 @@ class NearDuplicates:
         are left out). Costs one request per 1000 ids."""
         return self.solr.texts(list(ids))
 
-    def delete(self, ids: Sequence[str]) -> list[str]:
-        """Delete the records ``ids`` and commit.
+    def delete(self, ids: Sequence[str], soft_commit: bool = False) -> list[str]:
+        """Delete the records ``ids`` and commit (softly with ``soft_commit``, as :meth:`add`).
 
         Returns:
             Those of ``ids`` that were indexed. Costs a lookup per 1000 ids,
@@ -674,7 +681,7 @@ class NearDuplicates:
         before = writable(self.solr, self.heartbeats)
         present = set(self.solr.texts(list(ids)))
         self.solr.delete_ids(list(ids))
-        self.solr.commit()
+        self.solr.commit(soft=soft_commit)
         self._changed()
         kept_since(self.solr, before, f"{len(present)} records were deleted")
         return [i for i in ids if i in present]

@@ -284,8 +284,14 @@ class Solr:
     def add(self, docs: Sequence[dict[str, Any]]) -> None:
         self._call("update", self._client.add, list(docs), commit=False)
 
-    def commit(self) -> None:
-        self._call("commit", self._client.commit, waitSearcher=True)
+    def commit(self, soft: bool = False) -> None:
+        """Make what was sent visible to the next search, and wait for it.
+        A hard commit also writes it into the index's files; a ``soft`` one
+        only opens a new searcher (milliseconds, not a flush), what it made
+        visible kept by Solr's update log until its next automatic hard
+        commit (``solrconfig.xml``'s ``autoCommit``): a crash or ``kill
+        -9`` loses none of it, Solr replaying the log when it starts."""
+        self._call("commit", self._client.commit, softCommit=soft, waitSearcher=True)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         self._call("delete", self._client.delete, id=list(ids), commit=False)

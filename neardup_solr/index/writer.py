@@ -46,6 +46,7 @@ def index_records(
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
     distinct: bool = False,
+    soft_commit: bool = False,
 ) -> int:
     """Index ``records`` and commit; returns how many records (distinct
     ids) were sent.
@@ -57,7 +58,9 @@ def index_records(
     the others (memory holds those records; ``distinct``, records known to
     repeat no id, as a file's reader gives them, skips keeping track of
     the ids). ``progress`` is told of the step "indexing" (one unit a
-    record; the total when ``records`` has a length). The settings are not
+    record; the total when ``records`` has a length). ``soft_commit``: the
+    commit only makes them visible, Solr's update log keeping them
+    (:meth:`~neardup_solr.index.solr.Solr.commit`). The settings are not
     saved here.
     """
     builder = DocumentBuilder(settings)
@@ -88,7 +91,7 @@ def index_records(
     finally:
         if seen is not None:
             seen.close()
-    solr.commit()
+    solr.commit(soft=soft_commit)
     return sent - repeats
 
 

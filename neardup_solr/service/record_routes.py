@@ -52,14 +52,15 @@ async def post_records(request: Request, service: Shared,
 def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, against: str) -> dict[str, Any]:
     """POST /records's work: index the body's records with a NearDuplicates
     of its own, ask for each one's near duplicates, then make it the reader.
-    Costs a parse of the body, Solr's add and commit, and a query a record."""
+    Costs a parse of the body, Solr's add and soft commit (the update log
+    keeps what it made visible), and a query a record."""
     given = records_of(body)
     records = list(in_source(given, source))
     ensure_built(service)
     writer = service.writer()
     # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
     indexed = writer.texts([r.id for r in records])
-    added = writer.add(given, source=source, replan=False)
+    added = writer.add(given, source=source, replan=False, soft_commit=True)
     answers = [{"id": r.id, "duplicates": [answer_of(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
                                                                            source=against, limit=limit)]}
                for r in records]
@@ -100,9 +101,9 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
 @record_routes.delete("/records/{record_id:path}", response_model=Deleted, dependencies=[Depends(authorized)],
                       responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
 def delete_record(service: Shared, record_id: str):
-    """Delete a record and commit."""
+    """Delete a record and commit (softly, as a POST does)."""
     writer = service.writer()
-    present = writer.delete([record_id])
+    present = writer.delete([record_id], soft_commit=True)
     service.reader = writer
     if not present:
         raise ServiceError(404, f"no record with id {record_id!r} in {service.nd.solr.url}")

@@ -1,22 +1,26 @@
 """The service and the index agree (`neardup serve` beside the command
 line): what a service keeps of the index (its banding, its match model) is
 the index's in every worker after `neardup index` or `neardup report`
-changed it, and a write the service acknowledges is never lost to a
-replacement of the index. Real Solr, real HTTP, the commands in child
+changed it, and a write the service acknowledges is found by the next
+lookup and never lost, to a replacement of the index or to Solr killed. Real Solr, real HTTP, the commands in child
 processes."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 
+import pytest
 import requests
 
-from conftest import POLL, adds_so_far, child_env, run_cli, write_records
+from conftest import POLL, adds_so_far, child_env, free_port, run_cli, write_records
 
+from neardup_solr.index import local_solr
 from neardup_solr.index.solr import Solr
 
 PATIENCE = 60
@@ -145,3 +149,34 @@ def test_writes_while_the_index_is_replaced_are_refused_and_none_acknowledged_is
     assert sorted(solr.texts(acknowledged)) == sorted(acknowledged)
     assert solr.count() == len(lines) + len(set(acknowledged))
     assert solr.texts(["o1"]) == {}  # the index of before is gone, as a replacement does
+
+
+def commit_point(url: str) -> str:
+    """The index's last commit point (Lucene's segments file): a hard commit makes a new one, a soft one does not."""
+    return requests.get(f"{url}/admin/luke", params={"show": "index", "numTerms": 0, "wt": "json"},
+                        timeout=PATIENCE).json()["index"]["segmentsFile"]
+
+
+@pytest.mark.solr  # it starts a Solr of its own
+def test_an_acknowledged_write_is_found_at_once_and_outlives_solr_killed(tmp_path, serve):
+    data_dir = tmp_path / "node"
+    node = local_solr.start(data_dir, free_port(), exit_with=os.getpid(), echo=lambda _: None)
+    try:
+        first = write_records(tmp_path / "first.txt", others(50))
+        assert run_cli("index", str(first), "--solr-url", node.url, "-q").returncode == 0
+        service = serve("--solr-url", node.url)
+        before, started = commit_point(node.url), time.monotonic()
+        for n, text in enumerate(COPIES):
+            answer = service.post("/records", json=[{"id": f"c{n}", "text": text}])
+            assert answer.status_code == 200, answer.text
+            # The next lookup finds it, and the copies written before it are its duplicates.
+            looked_up = service.get(f"/records/c{n}/duplicates")
+            assert looked_up.status_code == 200, looked_up.text
+            assert {m["id"] for m in looked_up.json()["matches"]} >= {f"c{k}" for k in range(n)}
+        if time.monotonic() - started < 50:  # Solr's own hard commit comes a minute after the first add
+            assert commit_point(node.url) == before, "a write waited for a hard commit"
+        os.kill(local_solr.running_node(data_dir).pid, signal.SIGKILL)
+        local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
+        assert sorted(Solr(node.url).texts([f"c{n}" for n in range(len(COPIES))])) == [f"c{n}" for n in range(len(COPIES))]
+    finally:
+        local_solr.stop(data_dir)
