@@ -190,10 +190,14 @@ def test_load_bench_over_http_starts_the_service_and_every_answer_is_right(core,
     done = subprocess.run(
         [sys.executable, "-m", "bench.load", "--mode", "http", "--solr-url", core.url, "--records", str(records),
          "--truth", str(truth), "--clients", "2", "--seconds", "2", "--warm-up", "1", "--text-share", "0.5",
-         "--json", str(raw), "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+         "--writers", "1", "--json", str(raw), "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(raw.read_text())
     assert result["mode"] == "http" and result["started_service"] and result["records_indexed"] == 6
+    # The writer's records were acknowledged, each batch's found by the lookup after it, and deleted at the end.
+    written = result["written"]
+    assert written["acknowledged"] > 0 and 0 < written["looked_up"] == written["found_next"]
+    assert result["latency_ms"]["write"]["requests"] > 0 and core.count() == 6
     assert result["requests"] > 0 and result["errors"] == 0
     assert {"record", "text"} <= set(result["latency_ms"])  # both kinds of request were sent
     # Every answer about records 1-4 named its known duplicate (the others have none to check).
@@ -201,6 +205,7 @@ def test_load_bench_over_http_starts_the_service_and_every_answer_is_right(core,
     section = out.read_text()
     assert "## Service load over HTTP, n = 6" in section and "Errors: 0 " in section
     assert "| GET /records/{id}/duplicates |" in section and "| GET /duplicates?text={its text} |" in section
+    assert "| POST /records (5 new records) |" in section and "found by the next lookup" in section
 
 
 def test_load_bench_reports_errors_and_fails_when_solr_is_gone(tmp_path):
