@@ -11,7 +11,11 @@ applied to every table unchanged (:func:`recipe`):
   digit in most values) Levenshtein within 1 and 2; other text
   Jaro-Winkler at 0.92 and 0.8;
 - blocking on each of the three most distinct columns filled in at least
-  half the rows (exact agreement on one of them makes a candidate);
+  half the rows (exact agreement on one of them makes a candidate); a
+  column whose rule would make more than ``MAX_RULE_PAIRS`` comparisons
+  (counted first, as splink's blocking analysis counts them) is blocked on
+  together with the most distinct other column that brings it under, so that
+  DuckDB finishes on a million records here;
 - u by random sampling (10 million pairs), m by EM on each blocking rule,
   pairs kept at match probability 0.5.
 
@@ -33,6 +37,8 @@ from pathlib import Path
 CATEGORY_VALUES = 50
 CATEGORY_SHARE = 0.02
 BLOCKING_COLUMNS = 3
+# Comparisons one blocking rule may make: about a minute of DuckDB's scoring here.
+MAX_RULE_PAIRS = 20_000_000
 U_PAIRS = 1e7
 
 
@@ -94,12 +100,36 @@ def recipe(frame, id_column: str) -> tuple[dict, list[str]]:
             comparisons.append(cl.LevenshteinAtThresholds(column, [1, 2]))
         else:
             comparisons.append(cl.JaroWinklerAtThresholds(column, [0.92, 0.8]))
-    filled = [c for c in kinds if frame[c].notna().mean() >= 0.5]
-    blocking = sorted(filled, key=lambda c: -frame[c].astype(str).nunique())[:BLOCKING_COLUMNS]
+    blocking = _blocking(frame, kinds)
     settings = SettingsCreator(link_type="dedupe_only", unique_id_column_name=id_column, comparisons=comparisons,
-                               blocking_rules_to_generate_predictions=[block_on(c) for c in blocking],
+                               blocking_rules_to_generate_predictions=[block_on(*rule) for rule in blocking],
                                retain_matching_columns=False, retain_intermediate_calculation_columns=False)
     return settings, blocking
+
+
+def _blocking(frame, kinds: dict[str, str]) -> list[tuple[str, ...]]:
+    """The recipe's blocking rules: the most distinct columns filled in half
+    the rows, each alone, or with the next most distinct column (not a
+    rule alone) that keeps its comparisons within ``MAX_RULE_PAIRS``."""
+    filled = [c for c in kinds if frame[c].notna().mean() >= 0.5]
+    ranked = sorted(filled, key=lambda c: -frame[c].astype(str).nunique())
+    rules: list[tuple[str, ...]] = []
+    for column in ranked:
+        # A column already a rule alone would make a subset of its pairs.
+        rule = (column,) if _comparisons(frame, (column,)) <= MAX_RULE_PAIRS else next(
+            ((column, other) for other in ranked if other != column and (other,) not in rules
+             and _comparisons(frame, (column, other)) <= MAX_RULE_PAIRS), None)
+        if rule is not None and set(rule) not in [set(r) for r in rules]:
+            rules.append(rule)
+        if len(rules) == BLOCKING_COLUMNS:
+            break
+    return rules
+
+
+def _comparisons(frame, columns: Sequence[str]) -> int:
+    """The pairs of rows agreeing exactly on every one of ``columns`` (none missing)."""
+    sizes = frame.dropna(subset=list(columns)).groupby(list(columns)).size()
+    return int((sizes * (sizes - 1) // 2).sum())
 
 
 def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
@@ -118,14 +148,15 @@ def splink_pairs(records: Path, id_column: str, seed: int = 1) -> PeerRun:
     db = DuckDBAPI(connection=duckdb.connect())
     linker = Linker(db.register(frame), settings, log_level=logging.ERROR)
     linker.training.estimate_u_using_random_sampling(max_pairs=U_PAIRS, seed=seed)
-    for column in blocking:
+    for rule in blocking:
         try:
-            linker.training.estimate_parameters_using_expectation_maximisation(block_on(column))
+            linker.training.estimate_parameters_using_expectation_maximisation(block_on(*rule))
         except Exception:  # a rule whose pairs leave EM nothing to estimate: the next one may
             continue
     found = linker.inference.predict(threshold_match_probability=0.5).as_pandas_dataframe()
     pairs = {frozenset((str(a), str(b))) for a, b in zip(found[f"{id_column}_l"], found[f"{id_column}_r"])}
-    return PeerRun(pairs, time.perf_counter() - started, f"blocking on {', '.join(blocking)}")
+    return PeerRun(pairs, time.perf_counter() - started,
+                   f"blocking on {', '.join(' + '.join(rule) for rule in blocking)}")
 
 
 def exact_key_pairs(records: Path, id_column: str) -> PeerRun:
