@@ -158,18 +158,16 @@ def client(plan: Plan, seed: int, ready) -> dict:
     pick = random.Random(seed)
     took: dict[str, list[float]] = {kind: [] for kind in KINDS}
     done = {"took": took, "errors": 0, "first_errors": [], "checked": 0, "complete": 0}
-    try:
-        ask = ASKERS[plan.mode](plan.target)
-        ask("record", *plan.records[0])  # connections made and the first answer come before the clock
-    except Exception as error:  # a client that cannot even start is an error too
-        ready.abort()
-        return done | {"errors": 1, "first_errors": [f"{type(error).__name__}: {error}"[:200]]}
-    try:
-        ready.wait(SERVICE_START)
-    except threading.BrokenBarrierError:
-        return done | {"errors": 1, "first_errors": ["another client could not start"]}
-    start = time.time() + plan.warm_up
-    end = start + plan.seconds
+    asking: list[Ask] = []
+
+    def first() -> None:
+        asking.append(ASKERS[plan.mode](plan.target))
+        asking[0]("record", *plan.records[0])
+
+    window = meet(plan, ready, first, done)
+    if isinstance(window, dict):
+        return window
+    (start, end), ask = window, asking[0]
     timed_requests = 0
     while (now := time.time()) < end or (timed_requests < MIN_REQUESTS and not done["errors"]):
         timed = now >= start
@@ -191,6 +189,24 @@ def client(plan: Plan, seed: int, ready) -> dict:
                 done["checked"] += 1
                 done["complete"] += wanted <= set(found)
     return done
+
+
+def meet(plan: Plan, ready, first: Callable[[], object], done: dict) -> tuple[float, float] | dict:
+    """A client's start: its ``first`` request (connections made and the
+    first answer come before the clock), then the others met at ``ready``;
+    the timed window (start, end), or ``done`` with the error that stopped
+    it (a client that cannot even start is an error too)."""
+    try:
+        first()
+    except Exception as error:
+        ready.abort()
+        return done | {"errors": 1, "first_errors": [f"{type(error).__name__}: {error}"[:200]]}
+    try:
+        ready.wait(SERVICE_START)
+    except threading.BrokenBarrierError:
+        return done | {"errors": 1, "first_errors": ["another client could not start"]}
+    start = time.time() + plan.warm_up
+    return start, start + plan.seconds
 
 
 def writer(plan: Plan, seed: int, ready) -> dict:
@@ -218,18 +234,10 @@ def writer(plan: Plan, seed: int, ready) -> dict:
         if len(done["first_errors"]) < FIRST_ERRORS:
             done["first_errors"].append(f"{type(error).__name__}: {error}"[:200])
 
-    try:
-        done["written"] += post()
-    except Exception as error:
-        ready.abort()
-        failed(error)
-        return done
-    try:
-        ready.wait(SERVICE_START)
-    except threading.BrokenBarrierError:
-        return done | {"errors": 1, "first_errors": ["another client could not start"]}
-    start = time.time() + plan.warm_up
-    end = start + plan.seconds
+    window = meet(plan, ready, lambda: done["written"].extend(post()), done)
+    if isinstance(window, dict):
+        return window
+    start, end = window
     while (now := time.time()) < end or (len(took) < MIN_REQUESTS and not done["errors"]):
         started = time.perf_counter()
         try:
