@@ -194,7 +194,7 @@ def build_launcher(echo: Callable[[str], None] = print) -> Path:
     echo("compiling the Solr launcher with javac...")
     classes = work / "classes"
     done = subprocess.run([javac, "--release", "17", "-encoding", "UTF-8", "-nowarn", "-d", str(classes),
-                           "-cp", str(work / "lib" / "*"), str(src / "SolrLauncher.java")],
+                           "-cp", str(work / "lib" / "*"), *(str(path) for path in sorted(src.glob("*.java")))],
                           capture_output=True, text=True)
     if done.returncode != 0:
         first = next((ln for ln in done.stderr.splitlines() if ln.strip()), "no output")

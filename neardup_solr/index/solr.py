@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import takewhile
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
 import pysolr
 import requests
@@ -43,6 +43,8 @@ POOL_SIZE = 16
 # an index update sends (``writer.BATCH_SIZE``), so an answer is about as
 # large as a request Solr already takes.
 READ_BATCH = 1000
+# The local Solr's handler of bucket members (launcher/BucketsHandler.java).
+BUCKETS = "buckets"
 # The TLOG.state gauge's value for a core whose transaction log is not being
 # replayed: the ordinal of ACTIVE in Solr's UpdateLog.State (REPLAYING,
 # BUFFERING, APPLYING_BUFFERED, ACTIVE).
@@ -320,6 +322,25 @@ class Solr:
             if progress is not None:
                 progress(len(chunk))
         return found
+
+    def buckets(self, field: str, keys: Sequence[str]) -> list[list[str]]:
+        """The ids of the documents holding each of ``keys`` (terms of
+        ``field``, no comma in them), in their order: one request to the
+        local Solr's ``/buckets`` handler, which reads the postings and the
+        ids' docValues, no stored field (see :meth:`reads_buckets`)."""
+        body = urlencode({"f": field, "keys": ",".join(keys)}).encode()
+        return self.post(BUCKETS, body, "application/x-www-form-urlencoded")["buckets"]
+
+    def reads_buckets(self) -> bool:
+        """Whether :meth:`buckets` can be asked here: a core of the local Solr
+        (whose launcher has the handler), not a collection of SolrCloud (the
+        handler refuses there: a shard holds part of a bucket). One request."""
+        try:
+            answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
+                                       data={"f": ID, "keys": "-"})
+        except requests.RequestException as err:
+            raise self._failure("request", err, _first_line(str(err))) from None
+        return answer.status_code == 200
 
     def count(self, q: str = "*:*") -> int:
         return self.search(q, rows=0).hits

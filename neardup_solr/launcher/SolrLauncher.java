@@ -52,6 +52,8 @@ public final class SolrLauncher {
     // The runner builds its own connectors (127.0.0.1, TLS) only in this mode;
     // HTTP/1.1, which every client speaks, also over TLS.
     System.setProperty("jetty.testMode", "true");
+    // The configset's /buckets handler (BucketsHandler, in this jar): a Solr without the class leaves it out.
+    System.setProperty("neardup.buckets", "true");
     // Nodes of a cloud talk to each other as clients do: HTTP/1.1.
     System.setProperty("solr.http1", "true");
     JettyConfig.Builder builder =

@@ -111,6 +111,9 @@ def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_buck
                     skipped.largest = max(skipped.largest, count)
             progress()
 
+    if solr.reads_buckets():
+        yield from _from_postings(solr, field_name, _batches(kept()), with_texts)
+        return
     fields = f"{ID},{field_name}" + (f",{TEXT}" if with_texts else "")
 
     def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
@@ -122,6 +125,36 @@ def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_buck
     # Two requests in flight: Solr reads one batch while we take the last apart.
     for batch, docs in bounded_map(fetch, _batches(kept()), 2):
         yield _members(docs, batch, field_name), ({doc[ID]: doc[TEXT] for doc in docs} if with_texts else {})
+
+
+def _from_postings(solr: Solr, field_name: str, batches: Iterator[dict[str, int]],
+                   with_texts: bool) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """:func:`bucket_batches`' batches from the local Solr's ``/buckets``
+    handler: each batch's members read from the postings (no stored field),
+    then (``with_texts``) the texts of the members no earlier batch held,
+    each record's text read once instead of once a bucket. Memory holds
+    the ids whose texts were read."""
+    sent: set[str] = set()
+
+    def needing(found: Iterator[list[list[str]]]) -> Iterator[tuple[list[list[str]], list[str]]]:
+        # In batch order, so a batch is never left without a text an earlier batch was to bring.
+        for groups in found:
+            new = [] if not with_texts else list(dict.fromkeys(m for g in groups for m in g if m not in sent))
+            sent.update(new)
+            yield groups, new
+
+    gone: set[str] = set()
+
+    def texts_of(item: tuple[list[list[str]], list[str]]) -> tuple[list[list[str]], dict[str, str]]:
+        groups, new = item
+        texts = solr.texts(new) if new else {}
+        gone.update(m for m in new if m not in texts)
+        # A record deleted between its bucket's read and its text's is left out, here and after.
+        return ([[m for m in g if m not in gone] for g in groups] if gone else groups), texts
+
+    # Two requests of each kind in flight: Solr reads one batch while we take the last apart.
+    members = bounded_map(lambda batch: solr.buckets(field_name, list(batch)), batches, 2)
+    yield from bounded_map(texts_of, needing(members), 2)
 
 
 def _members(docs: list[dict], batch: dict[str, int], field_name: str) -> list[list[str]]:

@@ -3,6 +3,7 @@
 from collections import defaultdict
 from itertools import chain, combinations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from neardup_solr.index.writer import index_records
 from neardup_solr.records.record import Record, id_key
 from neardup_solr.text.repair import repair
 from neardup_solr.index.schema import BAND_KEYS, MD5
+from neardup_solr.index.solr import Solr
 from neardup_solr.text.normalize import md5_hex, normalize
 
 NAMES = ["Art's Deli", "Bistro Roma", "Cafe Luna", "Golden Dragon", "Hotel Bel-Air", "Spago", "The Grill"]
@@ -31,9 +33,18 @@ def records() -> list[Record]:
     return [Record(str(n + 1), text) for n, text in enumerate(texts)]
 
 
-def test_buckets_are_those_the_records_own_keys_make(core):
+@pytest.mark.parametrize("postings", [True, False], ids=["from the postings", "by queries"])
+def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings):
+    """Read through the local Solr's /buckets handler or, where it is
+    missing (SolrCloud, a Solr without the launcher), by queries: the same
+    buckets and texts, a deleted record in none."""
     given, settings = records(), IndexSettings(bands=8, band_rows=2)
-    index_records(core, given, settings=settings)
+    index_records(core, [*given, Record("gone", given[0].text)], settings=settings)
+    core.delete_ids(["gone"])
+    core.commit()
+    assert core.reads_buckets()  # the suite's Solr runs the launcher, which has the handler
+    if not postings:
+        monkeypatch.setattr(Solr, "reads_buckets", lambda self: False)
     # The buckets as the records' own keys make them: band keys shared by
     # 2 to 10 records, MD5s shared by any number.
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
