@@ -3,19 +3,23 @@
 One query per record costs a million round trips for a million records.
 Instead Solr is asked, band by band, which keys at least two records hold
 (the terms component, ``terms.mincount`` 2). The records holding those keys
-are then read with their keys, a batch of keys at a time, by a ``{!terms}``
-query (no escaping, no clause limit); every pair inside a key's bucket is a
-candidate.
+are then read a batch of keys at a time: on the local Solr from the
+postings, by its ``/buckets`` handler (the ids from docValues, no stored
+field opened), each record's text then read once; elsewhere (SolrCloud, a
+Solr without the handler) by a ``{!terms}`` query (no escaping, no clause
+limit) that returns each member with its keys and text. Every pair inside
+a key's bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
 ``max_bucket`` records are skipped and counted. Exact duplicates are found
 apart from the bands, by their MD5, so skipping never loses them.
 
-Reading the members is most of what a large report asks of Solr: at 1M
-records the buckets held 2.54M members (of 714,120 distinct records), and
-reading them took Solr's JVM 124 s of CPU, about 50 us a member, most of it
-opening each record's stored fields and listing its 21 stored keys. Two
+Reading the members by query is most of what a large report asks of
+Solr: at 1M records the buckets held 2.54M members (of 714,120 distinct
+records), and reading them took Solr's JVM 124 s of CPU, about 50 us a
+member, most of it opening each record's stored fields and listing its 21
+stored keys: what the handler spares. Two
 other ways were tried there, once each, and were no cheaper: every record
 read once in cursor pages (123 s: the stored keys cost more that way, and
 each page sorts the index by id), and the keys kept as docValues instead
