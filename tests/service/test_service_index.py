@@ -176,6 +176,9 @@ def test_an_acknowledged_write_is_found_at_once_and_outlives_solr_killed(tmp_pat
         if time.monotonic() - started < 50:  # Solr's own hard commit comes a minute after the first add
             assert commit_point(node.url) == before, "a write waited for a hard commit"
         os.kill(local_solr.running_node(data_dir).pid, signal.SIGKILL)
+        deadline = time.monotonic() + PATIENCE
+        while local_solr.port_in_use(node.port) and time.monotonic() < deadline:
+            time.sleep(POLL)  # the killed JVM lets go of its port as it ends, a moment after the signal
         local_solr.start(data_dir, node.port, exit_with=os.getpid(), echo=lambda _: None)
         assert sorted(Solr(node.url).texts([f"c{n}" for n in range(len(COPIES))])) == [f"c{n}" for n in range(len(COPIES))]
     finally:
