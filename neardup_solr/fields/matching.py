@@ -36,7 +36,7 @@ from ..progress import Progress, Tally
 from ..records.record import source_of
 from .comparisons import EXACT, MISSING, Column, compare, joint, joint_kind, swaps
 from .keys import (Buckets, Key, choose, choose_keys, grouped_pairs, key_budget, key_codes, key_parts, key_words,
-                   merge_pairs, missed_share, record_order, runs, union_pairs)
+                   missed_share, record_order, runs, union_pairs)
 from .kinds import FieldProfile, key_form
 from .model import FieldModel
 from .training import CHUNK, Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
@@ -85,9 +85,10 @@ class Records:
 def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET,
                order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of records sharing a band key (record numbers, smaller
-    first, each once); in a key held by more than ``max_bucket`` records,
-    each record with its next ``keys.WINDOW`` in ``order`` (records alike
-    side by side)."""
+    first; a pair sharing several keys once a key: :func:`candidates` makes
+    them distinct with the keys' pairs); in a key held by more than
+    ``max_bucket`` records, each record with its next ``keys.WINDOW`` in
+    ``order`` (records alike side by side)."""
     counts = np.array([len(b) for b in bands], np.int64)
     if not counts.sum():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -98,9 +99,6 @@ def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET,
     _, sizes = runs(keys)
     windowed = sizes > max_bucket if max_bucket is not None else np.zeros(len(sizes), bool)
     left, right = grouped_pairs(owner, sizes, windowed)
-    if not len(left):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    left, right, _ = merge_pairs(left, right, np.zeros(len(left), np.int64))
     distinct = left != right
     return left[distinct], right[distinct]
 
@@ -378,7 +376,7 @@ def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key]
 
 
 def probabilities_of(model: FieldModel, levels: np.ndarray, columns: Sequence[Column] | None = None,
-           left: np.ndarray | None = None, identical: np.ndarray | None = None) -> np.ndarray:
+                     left: np.ndarray | None = None, identical: np.ndarray | None = None) -> np.ndarray:
     """``model``'s probability of each pair of unit ``levels`` (pairs x
     units), an exact agreement weighed by the share of ``left``'s value in
     ``columns`` (:func:`shares_of`) where they are given, pairs identical in
