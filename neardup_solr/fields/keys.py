@@ -13,9 +13,13 @@ Which keys are used is read off the data, never configured
 first while each costs at most :data:`KEY_BUDGET` chance pairs a record
 (:func:`key_budget`): every field's own key first, then, for the fields too
 common alone (a first name, a city), pairs of them (a first name and a
-city). A true pair is missed only if it disagrees on every key (and on
-every LSH band): :func:`missed_share` estimates how often from the match
-model's field agreements.
+city). A bucket past the limit is paired by a window, which costs about
+:data:`WINDOW` pairs a record whatever the value: before a match model
+exists the keys with windows share one budget, and once it does a key is
+taken only where the model expects matches among the pairs it adds
+(``matching.chance_keys``). A true pair is missed only if it disagrees on
+every key (and on every LSH band): :func:`missed_share` estimates how often
+from the match model's field agreements.
 
 In Solr each record holds its fields' forms as terms of one field
 (``schema.FIELD_VALUES``: ``<field number>:<form>``), so an online query
@@ -189,6 +193,20 @@ class Buckets:
                              self.owners[whole]),
                 window_pairs(self.owners[~whole], self.sizes[self.windowed]))
 
+    def holds(self, left: np.ndarray, right: np.ndarray, records: int) -> np.ndarray:
+        """Whether the key makes each pair ``(left, right)`` (of ``records``
+        records): both in one bucket, and within :data:`WINDOW` of each
+        other in it where it is windowed. Costs two arrays of ``records``."""
+        if not len(self.sizes):
+            return np.zeros(len(left), bool)
+        bucket = np.full(records, -1, np.int32)
+        place = np.zeros(records, np.int32)
+        bucket[self.owners] = np.repeat(np.arange(len(self.sizes), dtype=np.int32), self.sizes)
+        place[self.owners] = np.arange(len(self.owners), dtype=np.int32)
+        same = (bucket[left] == bucket[right]) & (bucket[left] >= 0)
+        near = np.abs(place[left].astype(np.int64) - place[right]) <= WINDOW
+        return same & (~self.windowed[np.maximum(bucket[left], 0)] | near)
+
     def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """About ``size`` of the key's pairs drawn at random, each pair about
         as likely as any other."""
@@ -280,12 +298,16 @@ def choose_keys(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], t
 
 
 def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget: float,
-           cost: Callable[[tuple[int, ...]], tuple[Key, float, bool]]) -> list[Key]:
-    """Each field's key when it costs at most ``budget``, then pairs of the
-    fields too common alone, cheapest first, at most :data:`MAX_KEYS` in
-    all; ``cost`` gives the key of some fields (refined or not), what it
-    costs, and whether it makes every pair sharing it (no window): a field
-    whose key does not is tried beside others still."""
+           cost: Callable[[tuple[int, ...]], tuple[Key, float, bool]],
+           adds: Callable[[Key, Sequence[Key]], bool] | None = None) -> list[Key]:
+    """The keys of single fields, then of pairs of the fields too common
+    alone, cheapest first, at most :data:`MAX_KEYS` in all; ``cost`` gives
+    the key of some fields (refined or not), what it costs, and whether it
+    makes every pair sharing it (no window): a field whose key does not is
+    tried beside others still. A key is taken where it costs at most
+    ``budget`` alone and, with ``adds``, where that says it brings matches
+    the keys taken before it do not; without ``adds`` the keys that have
+    windows cost at most ``budget`` together."""
     if not codes or not len(codes[0]):
         return []
     usable = [i for i, p in enumerate(profiles) if p.kind != "category"]
@@ -295,9 +317,23 @@ def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget
     common = sorted(sorted((i for i in range(len(profiles)) if i not in alone),
                            key=lambda i: -profiles[i].filled * profiles[i].distinct)[:PAIRED])
     costs.update({(x, y): cost((x, y)) for n, x in enumerate(common) for y in common[n + 1:]})
-    chosen = [key for fields, (key, c, _) in sorted(costs.items(), key=lambda kv: (len(kv[0]), kv[1][1]))
-              if c <= budget and fills(codes, fields) > 0]
-    return chosen[:MAX_KEYS]
+    chosen: list[Key] = []
+    windows = 0.0
+    for fields, (key, c, whole) in sorted(costs.items(), key=lambda kv: (len(kv[0]), kv[1][1])):
+        if len(chosen) == MAX_KEYS:
+            break
+        if c > budget or not fills(codes, fields):
+            continue
+        if adds is not None and not adds(key, chosen):
+            continue
+        # A window costs about WINDOW pairs a record whatever its values: with nothing to tell which find
+        # matches, the keys that have windows share one budget.
+        if adds is None and not whole:
+            if windows + c > budget:
+                continue
+            windows += c
+        chosen.append(key)
+    return chosen
 
 
 def fills(codes: Sequence[np.ndarray], fields: Sequence[int]) -> int:

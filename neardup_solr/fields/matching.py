@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import chain
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,8 @@ from .keys import (Buckets, Key, choose, choose_keys, grouped_pairs, key_budget,
 from .kinds import FieldProfile, key_form
 from .model import FieldModel
 from .training import CHUNK, Patterns, Round, chance, fill_factors, fill_weights, fit, units_of
+
+log = logging.getLogger("neardup_solr")
 
 # Random pairs whose levels measure chance agreement: a million see a level
 # of one chance in a hundred thousand about ten times.
@@ -420,6 +423,10 @@ def outside_matches(records: Records, found: Found, model: FieldModel,
     return float(p.mean()) * max(total - len(found), 0.0)
 
 
+# A key is taken only where at least this share of the pairs it adds to
+# those of the keys before it are matches (one verified in a thousand): a
+# window over a common value (a state) costs as much as one over a surname.
+MIN_YIELD = 0.001
 # Pairs of a key drawn to estimate how many of its pairs are matches.
 KEY_SAMPLE = 20_000
 # A key whose pairs are more than this many times the budget is not looked
@@ -436,6 +443,8 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
     for a costly one. A key whose buckets pass ``max_bucket`` is also tried
     refined inside them by the field a match most likely agrees on and
     fills, and taken so where that leaves more matches within the budget.
+    A key is taken only where :data:`MIN_YIELD` of the pairs it adds to
+    those of the keys taken before it are expected to be matches.
 
     Costs a grouping of the records and :data:`KEY_SAMPLE` pairs compared
     and scored per key tried.
@@ -450,6 +459,8 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
     # How likely a match keeps a refining field: it fills it on both sides and agrees on it.
     keeps = {f: model.units[unit_of[f]].agreement * filled[f] ** 2 for f in usable}
 
+    drawn: dict[Key, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
     def expected(key: Key) -> tuple[float, float, bool]:
         """The key's pairs, the matches expected among them, and whether it has no window."""
         buckets = Buckets.of(codes, key, max_bucket, order)
@@ -460,7 +471,25 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
         units = model.field_units
         levels = joint(levels_of(records.columns, left, right, roles), units, kinds)
         p = model.probabilities(levels, shares_of(records.columns, left, units))
+        drawn[key] = (left, right, p)
         return buckets.cost, buckets.cost * float(p.mean()), whole
+
+    made: dict[Key, Buckets] = {}
+
+    def adds(key: Key, taken: Sequence[Key]) -> bool:
+        """Whether at least :data:`MIN_YIELD` of the key's drawn pairs that
+        no key ``taken`` makes are expected to be matches."""
+        if key not in drawn:
+            return True
+        left, right, p = drawn[key]
+        new = np.ones(len(left), bool)
+        for other in taken:
+            if other not in made:
+                made[other] = Buckets.of(codes, other, max_bucket, order)
+            new &= ~made[other].holds(left, right, len(records))
+        share = float(p[new].sum() / new.sum()) if new.any() else 0.0
+        log.debug("key %s: %d of %d drawn pairs new, %.4f of them matches", key, int(new.sum()), len(p), share)
+        return share >= MIN_YIELD
 
     def best(fields: tuple[int, ...]) -> tuple[Key, float, bool]:
         """The key of ``fields``, refined where that helps, its chance pairs, and whether it has no window."""
@@ -475,7 +504,7 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
                     return refined, refined_cost - refined_matches, False
         return key, cost - matches, whole
 
-    return choose(codes, profiles, budget, best)
+    return choose(codes, profiles, budget, best, adds)
 
 
 def _alone(found: Found, keys: Sequence[Key], field_levels: np.ndarray, random_levels: np.ndarray,

@@ -4,6 +4,7 @@ kind against plain reference code, keys against a brute force."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from itertools import combinations
 
 import numpy as np
@@ -15,7 +16,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, level_names
-from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose_keys, combined, key_codes, key_pairs, missed_share,
+from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
 from neardup_solr.fields.matching import Records
@@ -282,7 +283,12 @@ def test_key_pairs_are_the_pairs_sharing_a_key(rows, bucket):
         for a, b, windowed in found:
             # A window's pairs of any key are one bit, after the keys'.
             expected[(a, b)] = expected.get((a, b), 0) | 1 << (len(keys) if windowed else number)
-        assert Buckets.of(codes, key, bucket, record_order(codes)).cost == len(found)
+        made = Buckets.of(codes, key, bucket, record_order(codes))
+        assert made.cost == len(found)
+        # Whether the key makes a pair, asked of every pair of records: exactly those found.
+        everyone = np.array(list(combinations(range(len(rows)), 2)), np.int64).reshape(-1, 2)
+        held = made.holds(everyone[:, 0], everyone[:, 1], len(rows))
+        assert {tuple(pair) for pair in everyone[held].tolist()} == {(a, b) for a, b, _ in found}
     assert dict(zip(zip(left.tolist(), right.tolist()), bits.tolist())) == expected
     for key in keys:  # a key's pairs without a limit: every pair sharing it, missing values apart
         held = [tuple(r[i] for i in key.fields) for r in rows if all(r[i] for i in key.fields)]
@@ -302,6 +308,30 @@ def test_keys_are_chosen_within_the_budget_single_fields_first():
     # The unique field alone; the common one (5 values, a category) and the other (40 values: 50,000 pairs,
     # past the budget of 20,000) only together (200 values: 10,000 pairs).
     assert keys == [Key((0,)), Key((1, 2))]
+
+
+def test_keys_with_windows_share_one_budget_until_a_model_says_what_they_add():
+    """A window costs about WINDOW pairs a record over any common value: before
+    a model, the keys that have one are taken while they cost the budget
+    together; with one, each is taken where it adds matches."""
+    codes = [np.arange(100, dtype=np.int64) % (5 + f) for f in range(4)]
+    profiles = profile(["a", "b", "c", "d"], [{f: f"{f}{i}" for f in "abcd"} for i in range(100)])
+    # Field 0 makes every pair it shares (no window), the others window their buckets, each within the budget alone.
+    costs = {0: 1.0, 1: 60.0, 2: 70.0, 3: 80.0}
+
+    def cost(fields: tuple[int, ...]) -> tuple[Key, float, bool]:
+        return Key(fields), costs[fields[0]] if len(fields) == 1 else 1e9, fields == (0,)
+
+    assert choose(codes, profiles, 100.0, cost) == [Key((0,)), Key((1,))]
+    adding = {Key((0,)), Key((2,)), Key((3,))}
+    taken: list[list[Key]] = []
+
+    def adds(key: Key, before: Sequence[Key]) -> bool:
+        taken.append(list(before))
+        return key in adding
+
+    assert choose(codes, profiles, 100.0, cost, adds) == [Key((0,)), Key((2,)), Key((3,))]
+    assert taken == [[], [Key((0,))], [Key((0,))], [Key((0,)), Key((2,))]]  # asked against the keys taken before
 
 
 def test_missed_share_is_the_chance_of_disagreeing_on_every_key():
