@@ -15,8 +15,8 @@ first while each costs at most :data:`KEY_BUDGET` chance pairs a record
 common alone (a first name, a city), pairs of them (a first name and a
 city). A bucket past the limit is paired by a window, which costs about
 :data:`WINDOW` pairs a record whatever the value: before a match model
-exists the keys with windows share one budget, and once it does a key is
-taken only where the model expects matches among the pairs it adds
+exists the keys with windows share one budget, and once it does such a
+key is taken only where the model expects matches among the pairs it adds
 (``matching.chance_keys``). A true pair is missed only if it disagrees on
 every key (and on every LSH band): :func:`missed_share` estimates how often
 from the match model's field agreements.
@@ -305,9 +305,9 @@ def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget
     the key of some fields (refined or not), what it costs, and whether it
     makes every pair sharing it (no window): a field whose key does not is
     tried beside others still. A key is taken where it costs at most
-    ``budget`` alone and, with ``adds``, where that says it brings matches
-    the keys taken before it do not; without ``adds`` the keys that have
-    windows cost at most ``budget`` together."""
+    ``budget`` alone; one that has windows, where ``adds`` says it brings
+    matches the keys taken before it do not, or without ``adds`` while the
+    keys that have windows cost at most ``budget`` together."""
     if not codes or not len(codes[0]):
         return []
     usable = [i for i, p in enumerate(profiles) if p.kind != "category"]
@@ -324,11 +324,11 @@ def choose(codes: Sequence[np.ndarray], profiles: Sequence[FieldProfile], budget
             break
         if c > budget or not fills(codes, fields):
             continue
-        if adds is not None and not adds(key, chosen):
+        # A window costs about WINDOW pairs a record whatever its values: a key that has windows is taken
+        # where it adds matches, or, with nothing to tell, while those keys cost the budget together.
+        if not whole and adds is not None and not adds(key, chosen):
             continue
-        # A window costs about WINDOW pairs a record whatever its values: with nothing to tell which find
-        # matches, the keys that have windows share one budget.
-        if adds is None and not whole:
+        if not whole and adds is None:
             if windows + c > budget:
                 continue
             windows += c

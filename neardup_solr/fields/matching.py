@@ -423,9 +423,10 @@ def outside_matches(records: Records, found: Found, model: FieldModel,
     return float(p.mean()) * max(total - len(found), 0.0)
 
 
-# A key is taken only where at least this share of the pairs it adds to
-# those of the keys before it are matches (one verified in a thousand): a
-# window over a common value (a state) costs as much as one over a surname.
+# A key with windows is taken only where at least this share of the pairs
+# it adds to those of the keys before it are matches (one verified in a
+# thousand): a window over a common value (a state) costs as much as one
+# over a surname.
 MIN_YIELD = 0.001
 # Pairs of a key drawn to estimate how many of its pairs are matches.
 KEY_SAMPLE = 20_000
@@ -443,8 +444,9 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
     for a costly one. A key whose buckets pass ``max_bucket`` is also tried
     refined inside them by the field a match most likely agrees on and
     fills, and taken so where that leaves more matches within the budget.
-    A key is taken only where :data:`MIN_YIELD` of the pairs it adds to
-    those of the keys taken before it are expected to be matches.
+    A key that has windows is taken only where :data:`MIN_YIELD` of the
+    pairs it adds to those of the keys taken before it are expected to be
+    matches.
 
     Costs a grouping of the records and :data:`KEY_SAMPLE` pairs compared
     and scored per key tried.
