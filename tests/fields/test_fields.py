@@ -19,7 +19,7 @@ from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, com
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
-from neardup_solr.fields.matching import Records
+from neardup_solr.fields.matching import Records, fit_records
 from neardup_solr.fields.values import Day, clean, parse_date, parse_number
 
 
@@ -382,3 +382,31 @@ def test_union_pairs_are_every_part_s_pairs_once_with_their_bits(count, parts, c
     left, right, bits = union_pairs(iter(given_parts), count, compiled=compiled)
     assert list(zip(left.tolist(), right.tolist())) == sorted(expected)
     assert bits.tolist() == [expected[pair] for pair in sorted(expected)]
+
+
+def test_a_key_whose_windows_add_no_match_is_left_out_of_the_fit():
+    """Three records a person sharing an email; a state of 60 values
+    (buckets of 200, past the limit, paired by windows: within the budget
+    alone) adds only pairs of different people. It is no key, and every
+    true pair is a candidate."""
+    rng = np.random.default_rng(7)
+    people = 4000
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    states = ["".join(rng.choice(letters, 7)) for _ in range(60)]
+    names = ["".join(rng.choice(letters, 6)) for _ in range(people)]
+    rows = []
+    for person in range(people):
+        state = states[rng.integers(len(states))]
+        for copy in range(3):
+            name = names[person] if copy < 2 else names[person][:-1] + "x"
+            rows.append({"email": f"p{person}@mail.example", "name": name, "state": state})
+    fields = ["email", "name", "state"]
+    profiles = profile(fields, rows[::6])
+    assert [p.name for p in profiles] == fields and profiles[2].kind == "name"
+    records = Records([str(n) for n in range(len(rows))], [Column.of(p.kind, [r[p.name] for r in rows]) for p in profiles],
+                      [])
+    fitted = fit_records(records, profiles)
+    chosen = {tuple(profiles[f].name for f in key.fields) for key in fitted.keys}
+    assert ("state",) not in chosen and ("email",) in chosen
+    found = set(zip(fitted.found.left.tolist(), fitted.found.right.tolist()))
+    assert all((3 * p + a, 3 * p + b) in found for p in range(people) for a, b in ((0, 1), (0, 2), (1, 2)))
