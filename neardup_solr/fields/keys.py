@@ -156,7 +156,7 @@ class Buckets:
         """Costs a sort of the records holding the key (two where it refines)."""
         joined = combined(codes, key.fields)
         owners = np.flatnonzero(joined >= 0)
-        owners = owners[np.lexsort((order[owners], joined[owners]))]
+        owners = owners[np.argsort(joined[owners] * len(order) + order[owners])]
         starts, sizes = runs(joined[owners])
         if max_bucket is None or not key.refine or not (sizes > max_bucket).any():
             big = sizes > max_bucket if max_bucket is not None else np.zeros(len(sizes), bool)
@@ -167,7 +167,7 @@ class Buckets:
         refined = combined(codes, key.fields + key.refine)[inside]
         # Those that lack a refining field stay together, in their own bucket's group.
         refined = np.where(refined >= 0, refined, -2 - joined[inside])
-        arranged = np.lexsort((order[inside], refined))
+        arranged = np.argsort((refined - refined.min()) * len(order) + order[inside])
         inside, refined = inside[arranged], refined[arranged]
         sub_starts, sub_sizes = runs(refined)
         small_owners = owners[~big]

@@ -497,7 +497,7 @@ def chance_keys(records: Records, profiles: Sequence[FieldProfile], codes: Seque
         """The key of ``fields``, refined where that helps, its chance pairs, and whether it has no window."""
         key = Key(fields)
         cost, matches, whole = expected(key)
-        if max_bucket is not None and (Buckets.of(codes, key, max_bucket, order).sizes > max_bucket).any():
+        if max_bucket is not None and not whole:  # a key not refined has windows where a bucket is past the limit
             refine = max((f for f in usable if f not in fields), key=lambda f: keeps[f], default=None)
             if refine is not None:
                 refined = Key(fields, (refine,))
