@@ -25,9 +25,9 @@ found included) and the keys used are the summary's
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from itertools import chain
-import logging
 from dataclasses import dataclass
 
 import numpy as np
