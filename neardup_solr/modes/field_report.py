@@ -72,16 +72,32 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
 
 
+# Each pair's weight carries the prior odds that two records drawn at random
+# match (many bits against, where records are many). Records that kept pairs
+# put in one component are not drawn at random: inside it a pair counts
+# this share of those odds, so that clusters merge where their records'
+# fields, taken together, say so, not only where each pair would be kept alone.
+LINKED_PRIOR = 0.5
+
+
+def linked_weights(model: FieldModel, weights: np.ndarray) -> np.ndarray:
+    """Pairs' match ``weights`` (bits) as pairs inside one component count
+    them: :data:`LINKED_PRIOR` of the prior's weight taken back."""
+    return weights - model.prior_weight * (1.0 - LINKED_PRIOR)
+
+
 def cluster_numbers(records: Records, fitted: Fitted, settings: IndexSettings) -> list[list[int]]:
     """The clusters (record numbers) of the kept pairs (probability 1/2 or
     more), split so that members are matches of each other
-    (``clustering.split``), every pair of a component weighed by the model,
+    (``clustering.split``), every pair of a component weighed by the model
+    with the prior counted as inside a component (:func:`linked_weights`),
     records identical in every field kept together (:meth:`Records.copies`)."""
     kept = fitted.p >= 0.5
-    weights = bits_of(fitted.p[kept])
+    model = fitted.model
+    weights = linked_weights(model, bits_of(fitted.p[kept]))
     roles = [p.role for p in settings.fields]
     return split(len(records), fitted.found.left[kept], fitted.found.right[kept], weights,
-                 lambda left, right: pair_weights(records, fitted.model, left, right, roles),
+                 lambda left, right: linked_weights(model, pair_weights(records, model, left, right, roles)),
                  together=records.copies())
 
 
@@ -155,8 +171,9 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
                      seed: int = 0) -> Estimates:
     """The estimates of the entities ``groups`` (record numbers) taken as
     pairs (every two records of one entity): how many such pairs, the share of them the
-    model takes for matches (their mean probability, every pair scored up
-    to :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
+    model takes for matches (their mean probability as pairs inside a
+    component, :func:`linked_weights`; every pair scored up to
+    :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
     expected matches they hold: of the model's expected matches, or where
     the entities hold more, of theirs and those of the candidates they
     split apart (``true_pairs`` then exceeds the model's count, which is
@@ -179,8 +196,8 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
         left = np.array([numbers[g][a] for g, a in zip(drawn.tolist(), first.tolist())], np.int64)
         right = np.array([numbers[g][b] for g, b in zip(drawn.tolist(), second.tolist())], np.int64)
     roles = [p.role for p in settings.fields]
-    precision = float(probability(pair_weights(records, fitted.model, np.minimum(left, right),
-                                               np.maximum(left, right), roles)).mean())
+    weights = pair_weights(records, fitted.model, np.minimum(left, right), np.maximum(left, right), roles)
+    precision = float(probability(linked_weights(fitted.model, weights)).mean())
     inside = precision * total
     home = np.full(len(records), -1, np.int64)
     for number, members in enumerate(numbers):
