@@ -148,32 +148,6 @@ def levels_of(columns: Sequence[Column], left: np.ndarray, right: np.ndarray, ro
     return swaps(np.stack([compare(column, left, right) for column in columns], axis=1), columns, roles, left, right)
 
 
-def pair_codes(left: np.ndarray, right: np.ndarray, records: int) -> np.ndarray:
-    """Each pair of ``records`` as one number, ``left * records + right``:
-    ascending for candidates, as they are made in (left, right) order."""
-    return left * max(records, 1) + right
-
-
-def levels_known(records: Records, found: Found, roles: Sequence[str] = (),
-                 compared: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """:func:`levels_of` the candidates ``found`` of ``records``, those
-    among the pairs ``compared`` before (their :func:`pair_codes` and
-    levels) taken from there. Costs a binary search a candidate, and
-    comparing the others."""
-    columns = records.columns
-    if compared is None or not len(compared[0]) or not len(found):
-        return levels_of(columns, found.left, found.right, roles)
-    codes, known = compared
-    wanted = pair_codes(found.left, found.right, len(records))
-    at = np.minimum(np.searchsorted(codes, wanted), len(codes) - 1)
-    seen = codes[at] == wanted
-    levels = np.empty((len(found), len(columns)), known.dtype)
-    levels[seen] = known[at[seen]]
-    fresh = ~seen
-    levels[fresh] = levels_of(columns, found.left[fresh], found.right[fresh], roles)
-    return levels
-
-
 def shares_of(columns: Sequence[Column], left: np.ndarray, units: Sequence[Sequence[int]]) -> np.ndarray:
     """Pairs x units: the share of the records filling a field that hold
     ``left``'s value of it (what an exact agreement is weighed by), a unit
@@ -341,11 +315,8 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
     fitted = _fit(records, profiles, first_keys, codes, order, drawn, link, max_bucket)
     keys = chance_keys(records, profiles, codes, order, fitted.model, max_bucket)
     if keys != first_keys:
-        # Most of the second fit's candidates are the first's: their levels are kept, the rest let go before
-        # the second fit's candidates are made.
-        compared = (pair_codes(fitted.found.left, fitted.found.right, len(records)), fitted.field_levels)
-        fitted = None
-        fitted = _fit(records, profiles, keys, codes, order, drawn, link, max_bucket, compared)
+        fitted = None  # its candidates are let go before the second fit's are made
+        fitted = _fit(records, profiles, keys, codes, order, drawn, link, max_bucket)
     verifying = Tally(progress, "verifying candidates", len(fitted.found))
     verifying(0)
     verifying(len(fitted.found))
@@ -354,16 +325,15 @@ def fit_records(records: Records, profiles: Sequence[FieldProfile], *, link: boo
 
 def _fit(records: Records, profiles: Sequence[FieldProfile], keys: Sequence[Key], codes: Sequence[np.ndarray],
          order: np.ndarray, drawn: tuple[np.ndarray, np.ndarray, np.ndarray], link: bool,
-         max_bucket: int | None, compared: tuple[np.ndarray, np.ndarray] | None = None) -> Fitted:
+         max_bucket: int | None) -> Fitted:
     """The fit of :func:`fit_records` on the candidates of ``keys``, the
-    random pairs ``drawn`` (left, right and their levels) measuring chance;
-    the pairs ``compared`` before (:func:`levels_known`) not compared again."""
+    random pairs ``drawn`` (left, right and their levels) measuring chance."""
     kinds = [p.kind for p in profiles]
     roles = [p.role for p in profiles]
     found = candidates(records, keys, codes, max_bucket, order)
     if link:
         found = across(records, found)
-    field_levels = levels_known(records, found, roles, compared)
+    field_levels = levels_of(records.columns, found.left, found.right, roles)
     random_left, random_right, random_levels = drawn
     total = all_pairs(records, link)
     non_match = 1.0 - _alone(found, keys, field_levels, random_levels, kinds, total).probabilities(random_levels)
@@ -440,10 +410,11 @@ def outside_matches(records: Records, found: Found, model: FieldModel,
     probability times how many such pairs there are. A floor: matches the
     candidates missed are the hard ones, which the model gives low odds."""
     random_left, random_right, random_levels = drawn
-    candidate = pair_codes(found.left, found.right, len(records))
-    drawn_codes = pair_codes(random_left, random_right, len(records))
-    at = np.minimum(np.searchsorted(candidate, drawn_codes), max(len(candidate) - 1, 0))
-    outside = candidate[at] != drawn_codes if len(candidate) else \
+    width = max(len(records), 1)
+    # Candidates are in (left, right) order: their codes are sorted.
+    candidate = found.left * width + found.right
+    at = np.minimum(np.searchsorted(candidate, random_left * width + random_right), max(len(candidate) - 1, 0))
+    outside = candidate[at] != random_left * width + random_right if len(candidate) else \
         np.ones(len(random_left), bool)
     if not outside.any():
         return 0.0
