@@ -73,7 +73,7 @@ def summary_of(fitted: Fitted, settings: IndexSettings,
 
 
 # Each pair's weight carries the prior odds that two records drawn at random
-# match (many bits against, where records are many). Records that kept pairs
+# match (strongly against, where records are many). Records that kept pairs
 # put in one component are not drawn at random: inside it a pair counts
 # this share of those odds, so that clusters merge where their records'
 # fields, taken together, say so, not only where each pair would be kept alone.
@@ -82,7 +82,7 @@ LINKED_PRIOR = 0.5
 
 def linked_weights(model: FieldModel, weights: np.ndarray) -> np.ndarray:
     """Pairs' match ``weights`` (bits) as pairs inside one component count
-    them: :data:`LINKED_PRIOR` of the prior's weight taken back."""
+    them: only :data:`LINKED_PRIOR` of the prior's weight left in."""
     return weights - model.prior_weight * (1.0 - LINKED_PRIOR)
 
 
