@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from dataclasses import replace
 from itertools import chain, islice
 
 from .lsh.bands import MAX_BUCKET, Choice
@@ -118,7 +119,7 @@ class NearDuplicates:
               text: str | Sequence[str] | Mapping[str, str] | None = None, bands: int | None = None,
               band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool = True, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
+              reference: bool | None = None, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
@@ -152,7 +153,10 @@ class NearDuplicates:
                 (the minhash mode).
             lsh_shingles: "chars" (short records) or "words" (documents).
             reference: also the reference modes' fields (``False``: faster,
-                smaller, only the default mode).
+                smaller, only the default mode); by default for records of
+                one text, not for records of fields (the reference modes
+                compare texts; their fields are about a quarter of a field
+                record index's time).
             batch_size: records per update request.
             progress: told of the step "indexing" (one unit a record);
                 ``True`` draws a bar.
@@ -206,7 +210,8 @@ class NearDuplicates:
         minhash_values = _renamed(minhash_values, signatures, "minhash_values", "signatures")
         settings = IndexSettings(minhash_values=minhash_values, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
-                                 reference=reference, fields=plan.fields, chosen=choosing)
+                                 fields=plan.fields, chosen=choosing)
+        settings = replace(settings, reference=not settings.fielded if reference is None else reference)
         self.solr.wait_until_replayed()
         self._changed()
         with told(progress) as tell:

@@ -53,14 +53,15 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
               help="MinHash values per LSH band [default: chosen with --bands].")
 @click.option("--lsh-shingles", type=click.Choice(LSH_SHINGLES), default=IndexSettings.lsh_shingles,
               show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
-@click.option("--lean", is_flag=True, help="Only the default mode's fields, not the reference modes' (faster, "
-              "smaller; for large collections).")
+@click.option("--reference/--lean", default=None,
+              help="Also the reference modes' fields (--shingles, --minhash), or only the default mode's (faster, "
+              "smaller) [default: --reference for records of one text, --lean for records of fields].")
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
 def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out: Path | None, no_pairs: bool,
           cut: float | None,
-          minhash_values: int, bands: int | None, band_rows: int | None, lsh_shingles: str, lean: bool,
+          minhash_values: int, bands: int | None, band_rows: int | None, lsh_shingles: str, reference: bool | None,
           batch_size: int, strict: bool, quiet: bool) -> None:
     """Index RECORDS, replacing what the index held.
 
@@ -113,6 +114,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
       neardup index products.parquet --id-column sku --text-columns title,brand
       zcat export.tsv.gz | neardup index - --input-format tsv
       neardup index --lean big.txt
+      neardup index customers.csv --reference    # records of fields, the reference modes kept usable
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
       neardup index ours.csv --source ours --id-column sku
@@ -134,7 +136,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
             count = nd.add(reader, source=source, batch_size=batch_size, progress=bar_progress(bar), warn=say)
         else:
             count = nd.index(reader, source=source, bands=bands, band_rows=band_rows, minhash_values=minhash_values,
-                             lsh_shingles=lsh_shingles, reference=not lean, batch_size=batch_size,
+                             lsh_shingles=lsh_shingles, reference=reference, batch_size=batch_size,
                              progress=bar_progress(bar), on_banding=_say_banding)
     say(f"indexed {count} records from {records} in {time.monotonic() - started:.1f} s"
         + (f"; skipped {len(reader.bad)} bad {reader.unit}s" if reader.bad else ""))

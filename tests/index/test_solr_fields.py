@@ -109,6 +109,33 @@ def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
     assert set(doc) - {"_version_"} == {"id", "content", "md5_hash", "content_lsh", "rank"}
     assert core.count(term("tokens", "deli")) == 2
     done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
-    assert done.returncode == 1 and "built with --lean) (hint: index again without --lean)" in done.stderr
+    assert done.returncode == 1 and "(hint: index again with --reference)" in done.stderr
     assert run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url).returncode == 0
     assert (tmp_path / "p.tsv").read_text().startswith("1\t2\t0\t")
+
+
+def test_records_of_fields_are_indexed_lean_unless_the_reference_fields_are_asked_for(core, tmp_path):
+    """A table of fields compared one by one keeps only the default mode's
+    fields by default (the reference modes compare texts); with
+    --reference the reference modes work on it, and records of one text
+    keep them by default."""
+    from conftest import run_cli
+
+    table = tmp_path / "people.csv"
+    table.write_text("id,first,last,city\n1,Ann,Lee,Paris\n2,Ann,Lee,Paris\n3,Bob,Stone,Lyon\n", encoding="utf-8")
+    assert run_cli("index", str(table), "--solr-url", core.url).returncode == 0
+    (doc,) = core.search('id:"1"', fl="*").docs
+    assert not {"word_shingles", "minhash_values", "first_word", "num_words"} & set(doc)
+    done = run_cli("report", "--minhash", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    assert done.returncode == 1 and "(hint: index again with --reference)" in done.stderr
+    assert run_cli("index", str(table), "--reference", "--solr-url", core.url).returncode == 0
+    (doc,) = core.search('id:"1"', fl="*").docs
+    assert {"word_shingles", "minhash_values", "first_word", "num_words"} <= set(doc)
+    done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "p.tsv").read_text().startswith("1\t2\t0")
+    lines = tmp_path / "r.txt"
+    lines.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n", encoding="utf-8")
+    assert run_cli("index", str(lines), "--solr-url", core.url).returncode == 0
+    (doc,) = core.search('id:"1"', fl="*").docs
+    assert {"word_shingles", "minhash_values"} <= set(doc)
