@@ -5,10 +5,11 @@ An index whose records have two or more fields (a table's columns;
 similarity of ``text_report.py``: its records are read once
 (``index.columns``), matched field by field (``fields.matching``: candidates
 by band and key, each field compared, the Fellegi-Sunter model fitted
-without labels), and the pairs of probability 1/2 or more are kept with
-their probability and, as their distance, how many fields they fill both
-and do not agree on exactly (they have no text similarity: their fields'
-levels are the evidence).
+without labels), the records clustered into entities, and the candidates
+whose two records are in one entity kept (linking sources: those of
+probability 1/2 or more) with their probability and, as their distance,
+how many fields they fill both and do not agree on exactly (they have no
+text similarity: their fields' levels are the evidence).
 """
 
 from __future__ import annotations
@@ -55,20 +56,29 @@ class Linked(HeldPairs):
 
 
 def summary_of(fitted: Fitted, settings: IndexSettings,
-               labels: Mapping[frozenset[str], bool] | None = None) -> ReportSummary:
+               labels: Mapping[frozenset[str], bool] | None = None,
+               kept: np.ndarray | None = None) -> ReportSummary:
     """What the report says of the fit: the keys, what they are estimated
-    to miss, and the estimated precision and recall of the kept pairs."""
+    to miss, and the estimated precision and recall of the ``kept`` pairs
+    (a mask over the candidates; by default those of probability 1/2 or
+    more). Kept pairs inside one entity (:func:`kept_pairs`) count their
+    probability as pairs inside a component (:func:`linked_weights`), in
+    the pairs kept and in the matches expected in all."""
     p, model = fitted.p, fitted.model
-    kept = p >= 0.5
-    expected = fitted.expected
+    linked = kept is not None
+    if kept is None:
+        kept = p >= 0.5
+    held = probability(linked_weights(model, bits_of(p[kept]))) if linked else p[kept]
+    expected = fitted.expected if not linked else \
+        float(held.sum() + p[~kept].sum()) / max(1.0 - fitted.missed, 1e-3)
     labeled = [same for same in (labels or {}).values()]
     return ReportSummary.of_fields(
         FieldSummary(keys=tuple(k.name(settings.fields) for k in fitted.keys), missed=fitted.missed,
                      random_pairs=fitted.random_pairs, separated=model.tells(p), model=model,
-                     ambiguity=ambiguity(p), hidden=hidden(p, expected)),
+                     ambiguity=ambiguity(p), hidden=hidden(p, fitted.expected)),
         candidates=len(fitted.found), true_pairs=expected, pairs=int(kept.sum()),
-        precision=float(p[kept].mean()) if kept.any() else 1.0,
-        recall=float(p[kept].sum() / expected) if expected else 1.0,
+        precision=float(held.mean()) if len(held) else 1.0,
+        recall=min(float(held.sum() / expected), 1.0) if expected else 1.0,
         labeled_same=sum(labeled), labeled_different=len(labeled) - sum(labeled))
 
 
@@ -106,6 +116,25 @@ def clusters_of(records: Records, fitted: Fitted, settings: IndexSettings) -> li
     return [[records.ids[n] for n in group] for group in cluster_numbers(records, fitted, settings)]
 
 
+def homes(count: int, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """Each of ``count`` records' group number in ``groups``, -1 where it is in none."""
+    home = np.full(count, -1, np.int64)
+    for number, members in enumerate(groups):
+        home[np.asarray(members, np.int64)] = number
+    return home
+
+
+def kept_pairs(records: Records, fitted: Fitted, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """Which candidates a report of one source keeps: those whose two
+    records are in one entity (``groups``, :func:`cluster_numbers`), so
+    that its pairs and its entities agree. The entities gain matches
+    transitivity implies, which a pair's probability alone (1/2 or more)
+    misses, and split apart what it would chain."""
+    home = homes(len(records), groups)
+    left, right = home[fitted.found.left], home[fitted.found.right]
+    return (left == right) & (left >= 0)
+
+
 def field_clusters(solr: Solr, settings: IndexSettings, *, max_bucket: int | None = MAX_BUCKET,
                    progress: Progress | None = None) -> list[list[str]]:
     """The clusters of an index of field records (:func:`clusters_of`), found
@@ -126,7 +155,9 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
     the summary (:func:`entity_estimates`).
 
     Returns:
-        The kept pairs (smaller id first, in id order) with their distance
+        The kept pairs (:func:`kept_pairs`; linking sources, those of
+        probability 1/2 or more; a labeled pair as labeled; smaller id
+        first, in id order) with their distance
         (the fields that differ, ``fields.matching.differing``) and match
         probability (and, with ``explain``, why: each field's level and
         weight); the model, the keys and the summary. Costs one request per
@@ -143,17 +174,21 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         labeled, same = labeled_pairs(records.ids, fitted.found.left, fitted.found.right, labels, warn)
         fitted.p = fitted.p.copy()
         fitted.p[labeled] = same
-    summary = summary_of(fitted, settings, labels)
+    groups = cluster_numbers(records, fitted, settings) if entities or not link else None
     if entities:  # no pair is held: the entities of a million mentions keep tens of millions
-        groups = cluster_numbers(records, fitted, settings)
-        summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings))
-        alone = np.ones(len(records), bool)
-        for group in groups:
-            alone[group] = False
+        summary = replace(summary_of(fitted, settings, labels),
+                          entities=entity_estimates(records, fitted, groups, settings))
+        alone = homes(len(records), groups) < 0
         entities = [[records.ids[n] for n in group] for group in groups] + \
             [[records.ids[n]] for n in np.flatnonzero(alone).tolist()]
         return Linked([], fitted.model, fitted.keys, summary, entities)
-    kept = np.flatnonzero(fitted.p >= 0.5)
+    held = None
+    if groups is not None:
+        held = kept_pairs(records, fitted, groups)
+        if labels:
+            held[labeled] = same
+    summary = summary_of(fitted, settings, labels, held)
+    kept = np.flatnonzero(fitted.p >= 0.5 if held is None else held)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
                      fitted.explanation(at) if explain else None)
@@ -199,9 +234,7 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     weights = pair_weights(records, fitted.model, np.minimum(left, right), np.maximum(left, right), roles)
     precision = float(probability(linked_weights(fitted.model, weights)).mean())
     inside = precision * total
-    home = np.full(len(records), -1, np.int64)
-    for number, members in enumerate(numbers):
-        home[members] = number
+    home = homes(len(records), numbers)
     found = fitted.found
     apart = (home[found.left] != home[found.right]) | (home[found.left] < 0)
     expected = max(fitted.expected, inside + float(fitted.p[apart].sum()))
@@ -209,4 +242,4 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
                      recall=min(inside / expected, 1.0) if expected else 1.0)
 
 
-__all__ = ["Linked", "cluster_numbers", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "summary_of"]
+__all__ = ["Linked", "cluster_numbers", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "homes", "kept_pairs", "summary_of"]
