@@ -175,19 +175,19 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         fitted.p = fitted.p.copy()
         fitted.p[labeled] = same
     groups = cluster_numbers(records, fitted, settings) if entities or not link else None
-    if entities:  # no pair is held: the entities of a million mentions keep tens of millions
-        summary = replace(summary_of(fitted, settings, labels),
-                          entities=entity_estimates(records, fitted, groups, settings))
-        alone = homes(len(records), groups) < 0
-        entities = [[records.ids[n] for n in group] for group in groups] + \
-            [[records.ids[n]] for n in np.flatnonzero(alone).tolist()]
-        return Linked([], fitted.model, fitted.keys, summary, entities)
     held = None
-    if groups is not None:
+    if groups is not None and not link:
         held = kept_pairs(records, fitted, groups)
         if labels:
             held[labeled] = same
     summary = summary_of(fitted, settings, labels, held)
+    if entities:  # no pair is held: the entities of a million mentions keep tens of millions
+        summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings,
+                                                             expected=summary.estimated.true_pairs))
+        alone = homes(len(records), groups) < 0
+        entities = [[records.ids[n] for n in group] for group in groups] + \
+            [[records.ids[n]] for n in np.flatnonzero(alone).tolist()]
+        return Linked([], fitted.model, fitted.keys, summary, entities)
     kept = np.flatnonzero(fitted.p >= 0.5 if held is None else held)
     differ = differing(fitted.field_levels[kept])
     pairs = [ordered(records.ids[a], records.ids[b], int(d), None, float(p),
@@ -203,13 +203,14 @@ ENTITY_SAMPLE = 200_000
 
 
 def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence[int]], settings: IndexSettings,
-                     seed: int = 0) -> Estimates:
+                     seed: int = 0, expected: float | None = None) -> Estimates:
     """The estimates of the entities ``groups`` (record numbers) taken as
     pairs (every two records of one entity): how many such pairs, the share of them the
     model takes for matches (their mean probability as pairs inside a
     component, :func:`linked_weights`; every pair scored up to
     :data:`ENTITY_SAMPLE`, else that many drawn), and the share of all
-    expected matches they hold: of the model's expected matches, or where
+    expected matches they hold: of the model's expected matches
+    (``expected``, the pairs' summary's; by default ``fitted.expected``), or where
     the entities hold more, of theirs and those of the candidates they
     split apart (``true_pairs`` then exceeds the model's count, which is
     short: the recall's estimate is then an upper bound)."""
@@ -217,7 +218,8 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     within = sizes * (sizes - 1) // 2
     total = float(within.sum())
     if not total:
-        return Estimates(true_pairs=fitted.expected, pairs=0.0, precision=1.0, recall=0.0)
+        return Estimates(true_pairs=fitted.expected if expected is None else expected, pairs=0.0, precision=1.0,
+                         recall=0.0)
     numbers = [np.asarray(g, np.int64) for g in groups]
     if total <= ENTITY_SAMPLE:
         firsts, seconds = zip(*((g[a], g[b]) for g in numbers for a, b in zip(*np.triu_indices(len(g), k=1))))
@@ -237,7 +239,7 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
     home = homes(len(records), numbers)
     found = fitted.found
     apart = (home[found.left] != home[found.right]) | (home[found.left] < 0)
-    expected = max(fitted.expected, inside + float(fitted.p[apart].sum()))
+    expected = max(fitted.expected if expected is None else expected, inside + float(fitted.p[apart].sum()))
     return Estimates(true_pairs=expected, pairs=total, precision=precision,
                      recall=min(inside / expected, 1.0) if expected else 1.0)
 
