@@ -400,8 +400,10 @@ class NearDuplicates:
         """Every near-duplicate pair of the index (the default mode), and the
         match model fitted to all candidates, which is kept with the index
         for :meth:`query` and :meth:`pairs_of`. Records of fields (a table's
-        columns) are compared field by field (:mod:`neardup_solr.modes.field_report`);
-        records of one text, by their text similarity (:mod:`neardup_solr.modes.text_report`).
+        columns) are compared field by field (:mod:`neardup_solr.modes.field_report`),
+        the pairs kept being the candidates whose records are in one of
+        :meth:`entities` (without ``link``); records of one text, by their
+        text similarity (:mod:`neardup_solr.modes.text_report`).
 
         Args:
             link: only pairs across sources (records indexed with different

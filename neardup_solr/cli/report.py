@@ -88,6 +88,12 @@ def report(out: Path, mode: str, cut: float | None, max_dist: int, minhash_value
     for each record's best CANDIDATES candidates with the same first word by
     values shared, and keep those within MAX_DIST words.
 
+    Records of fields (a table's columns) are compared field by field
+    instead, by a model fitted to them; the pairs kept are the candidates
+    whose two records are in one entity (as --entities writes them), so a
+    pair under 0.5 that its entity holds is kept and one over 0.5 that the
+    entities split apart is not (with --link: the pairs of 0.5 or more).
+
     --link keeps only the pairs of records of different sources, and fits
     the model to the candidates across sources alone; --one-to-one then
     keeps for each record at most its most probable partner in each other
