@@ -66,7 +66,7 @@ from ..errors import InputError
 from .record import MAX_LINE_BYTES, BadLine, Record, field_problem, record_problem
 from ..files import GZIP_ERRORS
 from .seen import SeenIds
-from .rows import LIST_SEPARATOR, Entry, distinct_columns, joined, fielded, table_entry, table_layout
+from .rows import LIST_SEPARATOR, Entry, distinct_columns, table_entry, table_layout, text_and_fields
 from .sources import TABLE_FORMATS, Layout, Opened, RecordFile, cannot_read, open_bytes
 
 if TYPE_CHECKING:
@@ -485,7 +485,8 @@ def _json_entry(number: int, raw: bytes | None, layout: Layout, limit: int, note
         texts.append(_as_text(found))
         if reason := field_problem("field", name, texts[-1]):
             return Entry(number, reason=reason)
-    return Entry(number, id=record_id, text=joined(texts), fields=fielded(names, texts))
+    text, fields = text_and_fields(names, texts)
+    return Entry(number, id=record_id, text=text, fields=fields)
 
 
 def _as_text(value: Any) -> str:

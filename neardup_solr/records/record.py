@@ -208,6 +208,15 @@ def field_problem(kind: str, name: str, value: str) -> str:
     return ""
 
 
+_ANY_PROBLEM = re.compile(_SURROGATE.pattern[:-1] + _FIELD_CONTROL.pattern[1:])
+
+
+def has_problem(*values: str) -> bool:
+    """Whether :func:`field_problem` finds something in any of ``values``:
+    one search of them all (a line break between them is no problem)."""
+    return _ANY_PROBLEM.search("\n".join(values)) is not None
+
+
 def size_problem(text: str) -> str:
     """Why a text is too long for a record (more than ``MAX_LINE_BYTES`` of
     UTF-8, what a line of a records file may hold), or "" when it is not."""

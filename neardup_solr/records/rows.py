@@ -5,11 +5,11 @@ files, JSON Lines, Parquet files and DataFrames."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError, MissingField
-from .record import field_problem
+from .record import field_problem, has_problem
 from .sources import RecordFile
 
 _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
@@ -34,19 +34,17 @@ class Entry:
 
 def _one_line(value: str) -> str:
     """A field's value on one line: line breaks to spaces, trimmed."""
-    return _LINE_BREAK.sub(" ", value).strip()
+    if "\n" in value or "\r" in value:
+        value = _LINE_BREAK.sub(" ", value)
+    return value.strip()
 
 
-def joined(values: Iterable[str]) -> str:
-    """Field values as one text: line breaks to spaces, empty ones left out."""
-    return " ".join(v for v in map(_one_line, values) if v)
-
-
-def fielded(names: Sequence[str], values: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """A record's fields, (name, value on one line), when it has two or more."""
-    if len(names) < 2:
-        return ()
-    return tuple((name, _one_line(value)) for name, value in zip(names, values))
+def text_and_fields(names: Sequence[str], values: Sequence[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A record's text, its field values on one line (line breaks to
+    spaces, trimmed), the empty ones left out, joined by spaces; and its
+    fields, (name, value on one line), when it has two or more."""
+    lines = [_one_line(value) for value in values]
+    return " ".join(value for value in lines if value), tuple(zip(names, lines)) if len(names) >= 2 else ()
 
 
 def table_layout(columns: Sequence[str], source: RecordFile,
@@ -118,8 +116,10 @@ def table_entry(line: int, row: int, cells: Sequence[str] | None, problem: str, 
     record_id = cells[id_at].strip()
     if not record_id:
         return Entry(line, row, reason=f"no id: column {columns[id_at]!r} is empty")
-    for at in (id_at, *text_at):
-        if reason := field_problem("column", columns[at], cells[at]):
-            return Entry(line, row, reason=reason)
     values = [cells[at] for at in text_at]
-    return Entry(line, row, record_id, joined(values), fields=fielded([columns[at] for at in text_at], values))
+    if has_problem(cells[id_at], *values):  # one search of the row; the column named only where there is one
+        for at in (id_at, *text_at):
+            if reason := field_problem("column", columns[at], cells[at]):
+                return Entry(line, row, reason=reason)
+    text, fields = text_and_fields([columns[at] for at in text_at], values)
+    return Entry(line, row, record_id, text, fields=fields)
