@@ -98,7 +98,11 @@ def compare(column: Column, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     found[same] = EXACT
     rest = np.flatnonzero(present & ~same)
     if len(rest):
-        found[rest] = place(levels, column, a[rest], b[rest])
+        # Each two values are placed once, however many pairs hold them (a city, a job title).
+        x, y = a[rest], b[rest]
+        _, first, inverse = np.unique(x.astype(np.int64) * len(column.values) + y, return_index=True,
+                                      return_inverse=True)
+        found[rest] = place(levels, column, x[first], y[first])[inverse]
     return found
 
 
