@@ -81,6 +81,25 @@ class Column:
         return self._shares
 
 
+def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where one of each distinct value of ``keys`` is, and each key's
+    number among those: ``keys[first][inverse]`` is ``keys``. As
+    ``np.unique``'s index and inverse, by one unstable sort (several times
+    faster than the stable one ``np.unique`` needs for its index).
+
+    >>> first, inverse = distinct(np.array([7, 3, 7, 3, 9]))
+    >>> np.array([7, 3, 7, 3, 9])[first][inverse].tolist()
+    [7, 3, 7, 3, 9]
+    """
+    order = np.argsort(keys)
+    ordered = keys[order]
+    starts = np.ones(len(keys), bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    inverse = np.empty(len(keys), np.intp)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
 def compare(column: Column, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """The level (int8, :func:`level_names` order) of each pair
     ``(left[i], right[i])`` of records of ``column``.
@@ -100,8 +119,7 @@ def compare(column: Column, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     if len(rest):
         # Each two values are placed once, however many pairs hold them (a city, a job title).
         x, y = a[rest], b[rest]
-        _, first, inverse = np.unique(x.astype(np.int64) * len(column.values) + y, return_index=True,
-                                      return_inverse=True)
+        first, inverse = distinct(x.astype(np.int64) * len(column.values) + y)
         found[rest] = place(levels, column, x[first], y[first])[inverse]
     return found
 

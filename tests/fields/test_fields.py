@@ -15,7 +15,7 @@ from nicknames import NickNamer
 from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, level_names
+from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, distinct, level_names
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
@@ -204,6 +204,19 @@ def test_compare_on_arrays_is_the_plain_comparison_of_each_pair(kind, data):
     found = compare(column, left, right).tolist()
     assert found == [_level_of(kind, values[a], values[b]) for a, b in pairs]
     assert found == [compare_values(kind, values[a] or "", values[b] or "") for a, b in pairs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 40), max_size=60))
+def test_distinct_is_numpy_s_unique_index_and_inverse(keys):
+    """One of each distinct key, and every key's number among them in
+    ascending order, as ``np.unique`` gives them (any one of equal keys
+    standing for them)."""
+    keys = np.array(keys, np.int64)
+    first, inverse = distinct(keys)
+    unique, expected_inverse = np.unique(keys, return_inverse=True)
+    assert keys[first].tolist() == unique.tolist()
+    assert inverse.tolist() == expected_inverse.ravel().tolist()
 
 
 @pytest.mark.parametrize(("kind", "x", "y", "level"), [
