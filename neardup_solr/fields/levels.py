@@ -81,9 +81,9 @@ class Measure:
         return min(thresholds) if self.higher_better else max(thresholds)
 
 
-def _strings(column: Any, codes: np.ndarray) -> list[str]:
-    values = column.values
-    return [values[c] for c in codes.tolist()]
+def _strings(column: Any, codes: np.ndarray) -> np.ndarray:
+    """The values of ``codes``, an array of str objects (rapidfuzz reads it as a list, gathered in C)."""
+    return column.derived("objects", lambda values: np.array(values, object))[codes]
 
 
 def _compiled(scorer: Callable) -> Callable[[Any, np.ndarray, np.ndarray, float], np.ndarray]:
@@ -243,8 +243,9 @@ def nickname(pairs: Pairs, at: np.ndarray) -> np.ndarray:
     (``values.name_groups``: ``bill`` and ``william``)."""
     groups = pairs.column.derived("nicknames", lambda values: np.array(
         [name_groups(v) if " " not in v else frozenset() for v in values] + [frozenset()], object)[:-1])
+    named = pairs.column.derived("nicknamed", lambda _: np.array([bool(g) for g in groups], bool))
     a, b = pairs.a[at], pairs.b[at]
-    known = np.array([bool(groups[x]) and bool(groups[y]) for x, y in zip(a.tolist(), b.tolist())], bool)
+    known = named[a] & named[b]
     out = np.zeros(len(at), bool)
     maybe = np.flatnonzero(known)
     out[maybe] = [bool(groups[x] & groups[y]) for x, y in zip(a[maybe].tolist(), b[maybe].tolist())]
