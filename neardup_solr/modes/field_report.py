@@ -244,4 +244,5 @@ def entity_estimates(records: Records, fitted: Fitted, groups: Sequence[Sequence
                      recall=min(inside / expected, 1.0) if expected else 1.0)
 
 
-__all__ = ["Linked", "cluster_numbers", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "homes", "kept_pairs", "summary_of"]
+__all__ = ["Linked", "cluster_numbers", "clusters_of", "entity_estimates", "field_clusters", "field_pairs", "homes",
+           "kept_pairs", "summary_of"]
