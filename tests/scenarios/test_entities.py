@@ -149,3 +149,21 @@ def test_a_banding_of_identical_texts_only_is_said_and_its_groups_are_kept(core,
     for p in range(10):
         assert len({entity[f"p{p}-{k}"] for k in range(200)}) == 1
     assert len({entity[f"p{p}-0"] for p in range(10)}) == 10
+
+
+def test_pairs_labeled_different_are_not_written_though_their_entity_holds_them(people, tmp_path):
+    """Pairs written only because their entity holds them (probability under
+    1/2), labeled different by a person: none of them is written again, and
+    the report says it was sharpened by them."""
+    core, pairs, _, _ = people
+    joined = [p for p in read_pairs(pairs) if p.probability < 0.5][:25]
+    assert len(joined) == 25
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("".join(f"{p.a}\t{p.b}\tdifferent\n" for p in joined), encoding="utf-8")
+    after = tmp_path / "after.tsv"
+    done = run_cli("report", str(after), "--labels", str(labels), "--solr-url", core.url)
+    assert done.returncode == 0, done.stderr
+    assert "sharpened by 0 pairs labeled the same, 25 different" in done.stderr
+    written = {p.key for p in read_pairs(after)}
+    assert not written & {p.key for p in joined}
+    assert len(written) >= 0.9 * len(read_pairs(pairs))
