@@ -124,13 +124,13 @@ def homes(count: int, groups: Sequence[Sequence[int]]) -> np.ndarray:
     return home
 
 
-def kept_pairs(records: Records, fitted: Fitted, groups: Sequence[Sequence[int]]) -> np.ndarray:
+def kept_pairs(fitted: Fitted, home: np.ndarray) -> np.ndarray:
     """Which candidates a report of one source keeps: those whose two
-    records are in one entity (``groups``, :func:`cluster_numbers`), so
-    that its pairs and its entities agree. The entities gain matches
-    transitivity implies, which a pair's probability alone (1/2 or more)
-    misses, and split apart what it would chain."""
-    home = homes(len(records), groups)
+    records are in one entity (``home``: each record's, :func:`homes` of
+    :func:`cluster_numbers`), so that its pairs and its entities agree.
+    The entities gain matches transitivity implies, which a pair's
+    probability alone (1/2 or more) misses, and split apart what it would
+    chain."""
     left, right = home[fitted.found.left], home[fitted.found.right]
     return (left == right) & (left >= 0)
 
@@ -174,17 +174,18 @@ def field_pairs(solr: Solr, settings: IndexSettings, *, link: bool = False, max_
         labeled, same = labeled_pairs(records.ids, fitted.found.left, fitted.found.right, labels, warn)
         fitted.p = fitted.p.copy()
         fitted.p[labeled] = same
-    groups = cluster_numbers(records, fitted, settings) if entities or not link else None
+    groups = cluster_numbers(records, fitted, settings) if entities or not link else []
+    home = homes(len(records), groups)
     held = None
-    if groups is not None and not link:
-        held = kept_pairs(records, fitted, groups)
+    if not link:
+        held = kept_pairs(fitted, home)
         if labels:
             held[labeled] = same
     summary = summary_of(fitted, settings, labels, held)
     if entities:  # no pair is held: the entities of a million mentions keep tens of millions
         summary = replace(summary, entities=entity_estimates(records, fitted, groups, settings,
                                                              expected=summary.estimated.true_pairs))
-        alone = homes(len(records), groups) < 0
+        alone = home < 0
         entities = [[records.ids[n] for n in group] for group in groups] + \
             [[records.ids[n]] for n in np.flatnonzero(alone).tolist()]
         return Linked([], fitted.model, fitted.keys, summary, entities)

@@ -40,10 +40,14 @@ KEY_SEPARATOR = "/"
 # A letter or digit of any script ("_" is punctuation, as in text.py).
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 # Inside a CSV or JSON field, line breaks are white space like tab.
-_FIELD_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_FIELD_CONTROLS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_FIELD_CONTROL = re.compile(f"[{_FIELD_CONTROLS}]")
 # Bytes that were not UTF-8 (decoded with surrogateescape), or a lone
 # surrogate written as a JSON escape: neither can be sent on as text.
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATES = r"\ud800-\udfff"
+_SURROGATE = re.compile(f"[{_SURROGATES}]")
+# Either of them: a row's values searched at once.
+_ANY_PROBLEM = re.compile(f"[{_SURROGATES}{_FIELD_CONTROLS}]")
 MAX_LINE_BYTES = 1 << 20
 
 
@@ -206,9 +210,6 @@ def field_problem(kind: str, name: str, value: str) -> str:
     if control := _FIELD_CONTROL.search(value):
         return f"control character U+{ord(control.group()):04X} in {kind} {name!r}"
     return ""
-
-
-_ANY_PROBLEM = re.compile(_SURROGATE.pattern[:-1] + _FIELD_CONTROL.pattern[1:])
 
 
 def has_problem(*values: str) -> bool:
