@@ -119,7 +119,7 @@ class NearDuplicates:
               text: str | Sequence[str] | Mapping[str, str] | None = None, bands: int | None = None,
               band_rows: int | None = None,
               minhash_values: int = IndexSettings.minhash_values, lsh_shingles: str = IndexSettings.lsh_shingles,
-              reference: bool | None = None, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
+              reference: bool = False, batch_size: int = BATCH_SIZE, progress: Progress | bool | None = None,
               on_banding: Callable[[Choice], None] | None = None, signatures: int | None = None) -> int:
         """Replace what the index holds with ``records``, never leaving it
         empty or half built: they are indexed into a new core (a new
@@ -152,11 +152,11 @@ class NearDuplicates:
             minhash_values: MinHash values of word shingles a record keeps
                 (the minhash mode).
             lsh_shingles: "chars" (short records) or "words" (documents).
-            reference: also the reference modes' fields (``False``: faster,
-                smaller, only the default mode); by default for records of
-                one text, not for records of fields (the reference modes
-                compare texts; their fields are about a quarter of a field
-                record index's time).
+            reference: also the reference modes' fields, which
+                :meth:`shingle_pairs` and :meth:`minhash_pairs` read (their
+                word shingles and MinHash values are most of an index's
+                time for documents, two fifths of it for short records);
+                by default only the default mode's.
             batch_size: records per update request.
             progress: told of the step "indexing" (one unit a record);
                 ``True`` draws a bar.
@@ -211,7 +211,7 @@ class NearDuplicates:
         settings = IndexSettings(minhash_values=minhash_values, bands=bands or IndexSettings.bands,
                                  band_rows=band_rows or IndexSettings.band_rows, lsh_shingles=lsh_shingles,
                                  fields=plan.fields, chosen=choosing)
-        settings = replace(settings, reference=not settings.fielded if reference is None else reference)
+        settings = replace(settings, reference=reference)
         self.solr.wait_until_replayed()
         self._changed()
         with told(progress) as tell:

@@ -63,7 +63,7 @@ def test_calls_report_progress_to_a_callable_and_print_nothing(core, capsys):
     nd = NearDuplicates(core)
     told = []
     records = RECORDS + [("6", "Philippe the Original 1001 N. Alameda St. Los Angeles CA")]
-    assert nd.index(records, progress=lambda *step: told.append(step)) == 6
+    assert nd.index(records, reference=True, progress=lambda *step: told.append(step)) == 6
     assert told and told[-1] == ("indexing", 6, 6)
     told.clear()
     verified = nd.pairs(progress=lambda *step: told.append(step))

@@ -98,7 +98,7 @@ def demo(ctx: click.Context, workdir: Path, restaurants: Path | None, port: int,
                    out=addresses)
     else:
         addresses, gold = fetch_restaurants(data)
-    ctx.invoke(index, records=addresses, solr_url=url, quiet=quiet)
+    ctx.invoke(index, records=addresses, solr_url=url, reference=True, quiet=quiet)
     lines = []
     for mode in MODES:
         out = workdir / f"pairs-{mode}.tsv"

@@ -19,7 +19,7 @@ from .data import datasets, demo, prepare_restaurants
 from .quality import evaluate, tune
 from .results import clusters, html
 from .local_solr import solr
-from .index import delete, index
+from .index import REFERENCE_NAME, delete, index
 from .query import query
 from .report import report
 from .serve import serve
@@ -54,7 +54,7 @@ def cli() -> None:
 
 for command in (solr, datasets, prepare_restaurants, index, report, query, delete, evaluate, tune, clusters, html, serve, demo):
     cli.add_command(command)
-cli.add_command(index, "index-restaurants")
+cli.add_command(index, REFERENCE_NAME)
 cli.add_command(report, "report-near-dups")
 
 

@@ -22,6 +22,9 @@ from ..index.state import LSH_SHINGLES, IndexSettings
 from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_output, progress, quiet_option,
                      reading_progress, record_input, renamed_option, say, solr_connection, source_value)
 
+# The reference workflow's name for this command, whose report modes read the reference fields.
+REFERENCE_NAME = "index-restaurants"
+
 
 @click.command("index")
 @click.argument("records", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
@@ -55,7 +58,7 @@ from .common import (EXIT_SKIPPED_LINES, OUTPUT_PATH, bar_progress, checked_outp
               show_default=True, help="LSH over character 3-grams (short records) or word 3-shingles (documents).")
 @click.option("--reference/--lean", default=None,
               help="Also the reference modes' fields (--shingles, --minhash), or only the default mode's (faster, "
-              "smaller) [default: --reference for records of one text, --lean for records of fields].")
+              "smaller) [default: --lean; --reference as index-restaurants, the reference workflow's name].")
 @click.option("--batch-size", type=click.IntRange(1), default=BATCH_SIZE, show_default=True)
 @click.option("--strict", is_flag=True, help="Fail at the first bad line instead of skipping it.")
 @quiet_option
@@ -113,8 +116,7 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
       neardup index products.jsonl.gz --id-field sku --text-fields title,brand
       neardup index products.parquet --id-column sku --text-columns title,brand
       zcat export.tsv.gz | neardup index - --input-format tsv
-      neardup index --lean big.txt
-      neardup index customers.csv --reference    # records of fields, the reference modes kept usable
+      neardup index data/addresses.txt --reference    # the reference modes kept usable
       neardup index --bands 21 --band-rows 6 big.txt
       neardup index --append new.txt --pairs new-pairs.csv
       neardup index ours.csv --source ours --id-column sku
@@ -128,6 +130,8 @@ def index(records: RecordFile, solr: Solr, append: bool, source: str, pairs_out:
     if strict:
         for _ in RecordReader(records, strict=True):
             pass
+    if reference is None:
+        reference = click.get_current_context().info_name == REFERENCE_NAME
     nd = NearDuplicates(solr)
     reader = RecordReader(records, on_bad=lambda bad: say(f"skipped {bad}"), on_note=say).start()
     started = time.monotonic()

@@ -190,8 +190,8 @@ def in_option_words() -> Iterator[None]:
     except TooFewSignatures as err:
         raise NeardupError(err.message, hint=f"index again with --minhash-values {err.asked}") from None
     except LeanIndex as err:
-        raise NeardupError(f"the index has no fields for --{err.mode} (it was built lean: by --lean, or as "
-                           "records of fields are by default)", hint="index again with --reference") from None
+        raise NeardupError(f"the index has no fields for --{err.mode} (it was built lean, as indexes are by "
+                           "default)", hint="index again with --reference") from None
 
 
 def model_line(about: ReportSummary, identical_only: bool = False) -> str:

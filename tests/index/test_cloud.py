@@ -81,7 +81,7 @@ def records(restaurant_records):
 
 def index_and_report(url: str, records, out_dir, *connection: str, modes: tuple[str, ...] = MODES) -> dict[str, bytes]:
     where = connection or ("--solr-url", url)
-    done = run_cli("index", str(records), *where, "--quiet")
+    done = run_cli("index", str(records), "--reference", *where, "--quiet")
     assert done.returncode == 0, done.stderr
     files = {}
     for mode in modes:
@@ -163,7 +163,7 @@ def test_stopping_a_node_during_a_report_is_a_clear_error_and_leaves_no_output(c
     state, data = cluster
     subprocess.run([sys.executable, "-m", "bench.generate", "--n", "20000", "--seed", "5", "--out-dir", str(tmp_path)],
                    check=True, capture_output=True, cwd=ROOT)
-    done = run_cli("index", str(tmp_path / "records.txt"), "--solr-url", state.url, "--quiet")
+    done = run_cli("index", str(tmp_path / "records.txt"), "--reference", "--solr-url", state.url, "--quiet")
     assert done.returncode == 0, done.stderr
     out = tmp_path / "pairs.tsv"
     before = select_requests(state)

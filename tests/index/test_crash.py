@@ -173,7 +173,7 @@ def test_an_interrupted_report_exits_130_and_leaves_no_file(core, tmp_path, mode
                             for i in range(1, 5001)))
     # 42 bands: a report of many band requests, long enough to be caught
     # in the middle whatever banding the data would choose.
-    assert run_cli("index", str(path), "--bands", "42", "--band-rows", "3", "--solr-url", core.url).returncode == 0
+    assert run_cli("index", str(path), "--bands", "42", "--band-rows", "3", "--reference", "--solr-url", core.url).returncode == 0
     before = selects_so_far(core.url)
     out = tmp_path / "pairs.tsv"
     run = cli_process("report", mode, str(out), "--solr-url", core.url)

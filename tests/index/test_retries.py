@@ -48,7 +48,7 @@ def indexed(solr_node, tmp_path_factory):
                     "2 Art's Delicatessen 12224 Ventura Blvd. Studio City\n"
                     + "".join(f"{i} Record number {i} on Main Street\n" for i in range(3, 51)))
     core = create_core(solr_node)
-    assert run_cli("index", str(path), "--solr-url", core.url).returncode == 0
+    assert run_cli("index", str(path), "--reference", "--solr-url", core.url).returncode == 0
     yield core
     drop_core(core)
 

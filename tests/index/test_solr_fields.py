@@ -114,11 +114,11 @@ def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
     assert (tmp_path / "p.tsv").read_text().startswith("1\t2\t0\t")
 
 
-def test_records_of_fields_are_indexed_lean_unless_the_reference_fields_are_asked_for(core, tmp_path):
-    """A table of fields compared one by one keeps only the default mode's
-    fields by default (the reference modes compare texts); with
-    --reference the reference modes work on it, and records of one text
-    keep them by default."""
+def test_records_are_indexed_lean_unless_the_reference_fields_are_asked_for(core, tmp_path):
+    """An index keeps only the default mode's fields by default, of a table
+    of fields as of records of one text; with --reference the reference
+    modes work on it, and the reference workflow's name for the command
+    (index-restaurants) asks for them."""
     from conftest import run_cli
 
     table = tmp_path / "people.csv"
@@ -137,5 +137,10 @@ def test_records_of_fields_are_indexed_lean_unless_the_reference_fields_are_aske
     lines = tmp_path / "r.txt"
     lines.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n", encoding="utf-8")
     assert run_cli("index", str(lines), "--solr-url", core.url).returncode == 0
+    (doc,) = core.search('id:"1"', fl="*").docs
+    assert not {"word_shingles", "minhash_values"} & set(doc)
+    done = run_cli("report", "--shingles", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    assert done.returncode == 1 and "(hint: index again with --reference)" in done.stderr
+    assert run_cli("index-restaurants", str(lines), "--solr-url", core.url).returncode == 0
     (doc,) = core.search('id:"1"', fl="*").docs
     assert {"word_shingles", "minhash_values"} <= set(doc)

@@ -115,7 +115,7 @@ def test_the_best_10_cut_and_its_id_tie_break_decide_which_pairs_are_found(core,
               for n in range(1, 11)]
     lines += [" ".join(["101", *with_two_words_changed(a)]), " ".join(["201", *with_two_words_changed(b)])]
     records = write_records(tmp_path / "records.txt", lines)
-    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    assert run_cli("index", str(records), "--reference", "--solr-url", core.url).returncode == 0
     found = {}
     for option in ("--candidates", "--rows"):
         for rows in ("10", "11"):

@@ -261,7 +261,7 @@ def on_a_terminal(*args: str) -> tuple[int, str]:
 def test_progress_shows_on_a_terminal_only_and_quiet_hides_it(core, tmp_path, command, bars):
     records = write_records(tmp_path / "records.txt",
                             [f"{n} Shop number {n} on {n % 13} Main Street" for n in range(1, 301)])
-    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    assert run_cli("index", str(records), "--reference", "--solr-url", core.url).returncode == 0
     args = [a.format(records=records, out=tmp_path / "pairs.tsv") for a in command] + ["--solr-url", core.url]
     code, shown = on_a_terminal(*args)
     assert code == 0, shown
