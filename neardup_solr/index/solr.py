@@ -323,21 +323,33 @@ class Solr:
                 progress(len(chunk))
         return found
 
-    def buckets(self, field: str, keys: Sequence[str]) -> list[list[str]]:
-        """The ids of the documents holding each of ``keys`` (terms of
-        ``field``, no comma in them), in their order: one request to the
-        local Solr's ``/buckets`` handler, which reads the postings and the
-        ids' docValues, no stored field (see :meth:`reads_buckets`)."""
-        body = urlencode({"f": field, "keys": ",".join(keys)}).encode()
-        return self.post(BUCKETS, body, "application/x-www-form-urlencoded")["buckets"]
+    def buckets(self, field: str, prefix: str, *, max_bucket: int | None = None, after: str | None = None,
+                members: int | None = None) -> tuple[list[list[str]], int, int, str | None]:
+        """The ids of the documents holding each term of ``field`` that
+        starts with ``prefix`` (and comes after ``after``, if given) and two
+        or more documents hold, in index order; the terms held by more than
+        ``max_bucket`` (if given) are left out: how many, and the largest
+        count among them. With ``members``, the walk stops once its buckets
+        hold that many ids, and the last term read is returned for the next
+        request's ``after`` (else ``None``). One request to the local
+        Solr's ``/buckets`` handler, which walks the term dictionary and
+        reads the postings and the ids' docValues, no stored field (see
+        :meth:`reads_buckets`). A count, as the terms component's, includes
+        documents deleted but not yet merged away."""
+        form = {"f": field, "prefix": prefix, "max": max_bucket, "after": after, "members": members}
+        body = urlencode({name: value for name, value in form.items() if value is not None}).encode()
+        answer = self.post(BUCKETS, body, "application/x-www-form-urlencoded")
+        return answer["buckets"], answer["skipped"], answer["largest"], answer["next"]
 
     def reads_buckets(self) -> bool:
         """Whether :meth:`buckets` can be asked here: a core of the local Solr
         (whose launcher has the handler), not a collection of SolrCloud (the
-        handler refuses there: a shard holds part of a bucket). One request."""
+        handler refuses there: a shard holds part of a bucket), nor a Solr
+        started by an earlier launcher (whose handler was asked for keys).
+        One request, for a field no index has."""
         try:
             answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
-                                       data={"f": ID, "keys": "-"})
+                                       data={"f": "-", "prefix": ""})
         except requests.RequestException as err:
             raise self._failure("request", err, _first_line(str(err))) from None
         return answer.status_code == 200

@@ -4,15 +4,19 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.lucene.index.DocValues;
-import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.MultiBits;
+import org.apache.lucene.index.MultiTerms;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.StringHelper;
 import org.apache.solr.common.SolrException;
 import org.apache.solr.common.params.SolrParams;
 import org.apache.solr.handler.RequestHandlerBase;
@@ -22,17 +26,23 @@ import org.apache.solr.security.AuthorizationContext;
 import org.apache.solr.security.PermissionNameProvider;
 
 /**
- * The members of buckets, read from the postings: for each key of {@code keys} (a term of the
- * field {@code f}, the keys separated by commas), the ids of the live documents holding it, read
- * from the id field's docValues. No stored field is opened, where a query listing the members
- * would open each member's stored fields and list its keys.
+ * The buckets of a field's keys, read from the term dictionary and the postings in one pass: for
+ * every term of the field {@code f} starting with {@code prefix} that two or more documents hold
+ * (its document frequency, as the terms component counts it: deleted documents not yet merged
+ * away included), the ids of the live documents holding it, read from the id field's docValues.
+ * A term held by more than {@code max} documents (when given) is skipped and counted. With
+ * {@code members}, the walk stops once its buckets hold that many ids and says the term it
+ * stopped at ({@code next}), for the next request to start after ({@code after}). No stored
+ * field is opened, and no key travels to Solr and back: the terms are walked in index order,
+ * where listing them first and then looking each up cost a seek a key in every segment.
  *
  * <p>One core: on SolrCloud a collection's shards each hold part of a bucket, and the client
- * reads members as before. The local Solr registers it as {@code /buckets}; a Solr without this
+ * reads members by queries. The local Solr registers it as {@code /buckets}; a Solr without this
  * class leaves it out (solrconfig.xml's {@code neardup.buckets} property).
  *
  * <pre>
- *   POST /solr/CORE/buckets  f=content_lsh&amp;keys=0a1b...,0a2c...  ->  {"buckets": [[id, id], [id, id, id]]}
+ *   POST /solr/CORE/buckets  f=content_lsh&amp;prefix=0a&amp;max=100&amp;members=20000
+ *     ->  {"buckets": [[id, id], [id, id, id]], "skipped": 2, "largest": 516, "next": "0a7f..."}
  * </pre>
  */
 public final class BucketsHandler extends RequestHandlerBase implements PermissionNameProvider {
@@ -44,40 +54,68 @@ public final class BucketsHandler extends RequestHandlerBase implements Permissi
     }
     SolrParams params = req.getParams();
     String field = params.required().get("f");
-    String keys = params.required().get("keys");
+    BytesRef prefix = new BytesRef(params.required().get("prefix"));
+    int max = params.getInt("max", Integer.MAX_VALUE);
+    int page = params.getInt("members", Integer.MAX_VALUE);
+    String after = params.get("after");
     String idField = req.getSchema().getUniqueKeyField().getName();
-    List<LeafReaderContext> leaves = req.getSearcher().getTopReaderContext().leaves();
+    IndexReader reader = req.getSearcher().getIndexReader();
+    List<LeafReaderContext> leaves = reader.leaves();
+    Bits live = MultiBits.getLiveDocs(reader);
     List<List<String>> buckets = new ArrayList<>();
-    for (String key : keys.split(",", -1)) {
-      if (key.isEmpty()) {
-        throw new SolrException(SolrException.ErrorCode.BAD_REQUEST, "an empty key in keys");
+    int skipped = 0;
+    int largest = 0;
+    int held = 0;
+    String next = null;
+    Terms terms = MultiTerms.getTerms(reader, field);
+    TermsEnum walk = terms == null ? TermsEnum.EMPTY : terms.iterator();
+    PostingsEnum postings = null;
+    BytesRef start = after == null ? prefix : new BytesRef(after);
+    TermsEnum.SeekStatus status = walk.seekCeil(start);
+    BytesRef term = status == TermsEnum.SeekStatus.END ? null
+        : after != null && status == TermsEnum.SeekStatus.FOUND ? walk.next() : walk.term();
+    for (; term != null && StringHelper.startsWith(term, prefix); term = walk.next()) {
+      int count = walk.docFreq();
+      if (count < 2) {
+        continue;
       }
-      buckets.add(members(leaves, field, idField, new BytesRef(key)));
+      if (count > max) {
+        skipped++;
+        largest = Math.max(largest, count);
+        continue;
+      }
+      postings = walk.postings(postings, PostingsEnum.NONE);
+      List<String> ids = members(postings, live, leaves, idField);
+      buckets.add(ids);
+      held += ids.size();
+      if (held >= page) {
+        next = term.utf8ToString();
+        break;
+      }
     }
     rsp.add("buckets", buckets);
+    rsp.add("skipped", skipped);
+    rsp.add("largest", largest);
+    rsp.add("next", next);
   }
 
-  private static List<String> members(List<LeafReaderContext> leaves, String field, String idField, BytesRef key)
+  /** The ids of a term's live documents, in index order. */
+  private static List<String> members(PostingsEnum postings, Bits live, List<LeafReaderContext> leaves, String idField)
       throws IOException {
     List<String> ids = new ArrayList<>();
-    PostingsEnum postings = null;
-    for (LeafReaderContext leaf : leaves) {
-      LeafReader reader = leaf.reader();
-      Terms terms = reader.terms(field);
-      if (terms == null) {
+    // A doc values iterator only moves forward: one a leaf for each term, made when first needed.
+    SortedDocValues[] idValues = new SortedDocValues[leaves.size()];
+    for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+      if (live != null && !live.get(doc)) {
         continue;
       }
-      TermsEnum found = terms.iterator();
-      if (!found.seekExact(key)) {
-        continue;
+      int at = ReaderUtil.subIndex(doc, leaves);
+      LeafReaderContext leaf = leaves.get(at);
+      if (idValues[at] == null) {
+        idValues[at] = DocValues.getSorted(leaf.reader(), idField);
       }
-      postings = found.postings(postings, PostingsEnum.NONE);
-      Bits live = reader.getLiveDocs();
-      SortedDocValues idValues = DocValues.getSorted(reader, idField);
-      for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
-        if ((live == null || live.get(doc)) && idValues.advanceExact(doc)) {
-          ids.add(idValues.lookupOrd(idValues.ordValue()).utf8ToString());
-        }
+      if (idValues[at].advanceExact(doc - leaf.docBase)) {
+        ids.add(idValues[at].lookupOrd(idValues[at].ordValue()).utf8ToString());
       }
     }
     return ids;
@@ -85,7 +123,7 @@ public final class BucketsHandler extends RequestHandlerBase implements Permissi
 
   @Override
   public String getDescription() {
-    return "the ids of the documents holding each key, from the postings";
+    return "the ids of the documents holding each shared key, from the term dictionary and the postings";
   }
 
   @Override

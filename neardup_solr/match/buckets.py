@@ -33,6 +33,7 @@ of candidates fit in a little memory.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,9 +44,11 @@ from ..index.schema import ID, TEXT
 from ..index.solr import Solr
 from ..lsh.bands import MAX_BUCKET
 
-# Records read by one bucket request. Two requests are in flight, so this
+# Records read by one bucket request by query. Two requests are in flight, so this
 # bounds the members held at once: a lower peak than larger reads, the same pairs (docs/scale.md).
 DOCS_PER_QUERY = 5_000
+# Members of one page of buckets from the postings.
+WALK_MEMBERS = 20_000
 # Pairs met (8 bytes each) gathered before they are first folded into the
 # distinct pairs known: later folds wait until as many were met as are
 # known.
@@ -100,24 +103,26 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int
 def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
                    skipped: Skipped | None = None, with_texts: bool = False,
                    progress: Callable[[], None] = lambda: None) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
-    """The ids holding each shared key of ``field_name``, one terms request per
-    key prefix, ``max_bucket=None`` keeping every key: for each request of
-    about ``DOCS_PER_QUERY`` members, its buckets and (``with_texts``) the
-    texts of their members."""
+    """The ids holding each shared key of ``field_name`` starting with one
+    of ``prefixes``, ``max_bucket=None`` keeping every key: a batch of
+    buckets at a time, with (``with_texts``) the texts of their members.
+    ``progress`` is told when a prefix is done."""
+    tally = skipped if skipped is not None else Skipped()
+    if solr.reads_buckets():
+        yield from _with_texts(solr, _walked(solr, field_name, prefixes, max_bucket, tally, progress), with_texts)
+        return
+
     def kept() -> Iterator[tuple[str, int]]:
         # A prefix at a time, as the batches need them: never all keys at once.
         for prefix in prefixes:
             for key, count in shared_keys(solr, field_name, prefix):
                 if max_bucket is None or count <= max_bucket:
                     yield key, count
-                elif skipped is not None:
-                    skipped.keys += 1
-                    skipped.largest = max(skipped.largest, count)
+                else:
+                    tally.keys += 1
+                    tally.largest = max(tally.largest, count)
             progress()
 
-    if solr.reads_buckets():
-        yield from _from_postings(solr, field_name, _batches(kept()), with_texts)
-        return
     fields = f"{ID},{field_name}" + (f",{TEXT}" if with_texts else "")
 
     def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
@@ -131,13 +136,39 @@ def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_buck
         yield _members(docs, batch, field_name), ({doc[ID]: doc[TEXT] for doc in docs} if with_texts else {})
 
 
-def _from_postings(solr: Solr, field_name: str, batches: Iterator[dict[str, int]],
-                   with_texts: bool) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
-    """:func:`bucket_batches`' batches from the local Solr's ``/buckets``
-    handler: each batch's members read from the postings (no stored field),
-    then (``with_texts``) the texts of the members no earlier batch held,
-    each record's text read once instead of once a bucket. Memory holds
-    the ids whose texts were read."""
+def _walked(solr: Solr, field_name: str, prefixes: Iterable[str], max_bucket: int | None, tally: Skipped,
+            progress: Callable[[], None]) -> Iterator[list[list[str]]]:
+    """The buckets of each prefix from the local Solr's ``/buckets`` handler,
+    which walks the keys and their postings itself: pages of about
+    ``WALK_MEMBERS`` members, the next asked for as soon as the last came,
+    so Solr walks while the last is taken apart."""
+    def ask(prefix: str, after: str | None) -> tuple[str, tuple[list[list[str]], int, int, str | None]]:
+        return prefix, solr.buckets(field_name, prefix, max_bucket=max_bucket, after=after, members=WALK_MEMBERS)
+
+    todo = iter(prefixes)
+    with ThreadPoolExecutor(1) as pool:
+        first = next(todo, None)
+        pending = None if first is None else pool.submit(ask, first, None)
+        while pending is not None:
+            prefix, (groups, count, largest, after) = pending.result()
+            if after is None:
+                following = next(todo, None)
+                pending = None if following is None else pool.submit(ask, following, None)
+            else:
+                pending = pool.submit(ask, prefix, after)
+            tally.keys += count
+            tally.largest = max(tally.largest, largest)
+            yield groups
+            if after is None:
+                progress()
+
+
+def _with_texts(solr: Solr, found: Iterator[list[list[str]]],
+                with_texts: bool) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """Batches of buckets read from the postings, with (``with_texts``) the
+    texts of the members no earlier batch held: each record's text read
+    once instead of once a bucket. Memory holds the ids whose texts were
+    read."""
     sent: set[str] = set()
 
     def needing(found: Iterator[list[list[str]]]) -> Iterator[tuple[list[list[str]], list[str]]]:
@@ -156,9 +187,8 @@ def _from_postings(solr: Solr, field_name: str, batches: Iterator[dict[str, int]
         # A record deleted between its bucket's read and its text's is left out, here and after.
         return ([[m for m in g if m not in gone] for g in groups] if gone else groups), texts
 
-    # Two requests of each kind in flight: Solr reads one batch while we take the last apart.
-    members = bounded_map(lambda batch: solr.buckets(field_name, list(batch)), batches, 2)
-    yield from bounded_map(texts_of, needing(members), 2)
+    # Two text requests in flight: Solr reads one while we take the last apart.
+    yield from bounded_map(texts_of, needing(found), 2)
 
 
 def _members(docs: list[dict], batch: dict[str, int], field_name: str) -> list[list[str]]:

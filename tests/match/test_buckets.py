@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.lsh.bands import band_prefix
+from neardup_solr.match import buckets
 from neardup_solr.match.buckets import Pairing, Skipped, _members, bucket_batches
 from neardup_solr.index.documents import DocumentBuilder
 from neardup_solr.index.state import IndexSettings
@@ -33,18 +34,24 @@ def records() -> list[Record]:
     return [Record(str(n + 1), text) for n, text in enumerate(texts)]
 
 
-@pytest.mark.parametrize("postings", [True, False], ids=["from the postings", "by queries"])
-def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings):
-    """Read through the local Solr's /buckets handler or, where it is
-    missing (SolrCloud, a Solr without the launcher), by queries: the same
-    buckets and texts, a deleted record in none."""
+@pytest.mark.parametrize(("postings", "page"), [(True, None), (True, 3), (False, None)],
+                         ids=["from the postings", "from the postings in pages of 3", "by queries"])
+def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings, page):
+    """Read through the local Solr's /buckets handler (in pages of any size)
+    or, where it is missing (SolrCloud, a Solr without the launcher), by
+    queries: the same buckets and texts, a deleted record in none, the
+    records written in two commits (two segments) alike."""
     given, settings = records(), IndexSettings(bands=8, band_rows=2)
-    index_records(core, [*given, Record("gone", given[0].text)], settings=settings)
+    half = len(given) // 2
+    index_records(core, [*given[:half], Record("gone", given[0].text)], settings=settings)
+    index_records(core, given[half:], settings=settings)
     core.delete_ids(["gone"])
     core.commit()
     assert core.reads_buckets()  # the suite's Solr runs the launcher, which has the handler
     if not postings:
         monkeypatch.setattr(Solr, "reads_buckets", lambda self: False)
+    if page is not None:
+        monkeypatch.setattr(buckets, "WALK_MEMBERS", page)
     # The buckets as the records' own keys make them: band keys shared by
     # 2 to 10 records, MD5s shared by any number.
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
