@@ -1,14 +1,16 @@
 """All candidate pairs at once, from the keys that several records share.
 
 One query per record costs a million round trips for a million records.
-Instead Solr is asked, band by band, which keys at least two records hold
-(the terms component, ``terms.mincount`` 2). The records holding those keys
-are then read a batch of keys at a time: on the local Solr from the
-postings, by its ``/buckets`` handler (the ids from docValues, no stored
-field opened), each record's text then read once; elsewhere (SolrCloud, a
-Solr without the handler) by a ``{!terms}`` query (no escaping, no clause
-limit) that returns each member with its keys and text. Every pair inside
-a key's bucket is a candidate.
+Instead the buckets are read band by band. On the local Solr its
+``/buckets`` handler walks a band's keys in the term dictionary and, for
+each key at least two records hold, reads the holders' ids from the
+postings and the ids' docValues (no stored field opened), a page of
+buckets a request; each record's text is then read once. Elsewhere
+(SolrCloud, a Solr without the handler) the terms component lists the
+keys at least two records hold (``terms.mincount`` 2), and the records
+holding a batch of them are read by a ``{!terms}`` query (no escaping, no
+clause limit) that returns each member with its keys and text. Every pair
+inside a key's bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
@@ -19,12 +21,14 @@ Reading the members by query is most of what a large report asks of
 Solr: at 1M records the buckets held 2.54M members (of 714,120 distinct
 records), and reading them took Solr's JVM 124 s of CPU, about 50 us a
 member, most of it opening each record's stored fields and listing its 21
-stored keys: what the handler spares. Two
-other ways were tried there, once each, and were no cheaper: every record
-read once in cursor pages (123 s: the stored keys cost more that way, and
-each page sorts the index by id), and the keys kept as docValues instead
-of stored (a member's 21 keys from docValues cost more than stored ones,
-and indexing took 228 s instead of 157 s).
+stored keys: what the handler spares. Two other ways were tried there,
+once each, and were no cheaper: every record read once in cursor pages
+(123 s: the stored keys cost more that way, and each page sorts the index
+by id), and the keys kept as docValues instead of stored (a member's 21
+keys from docValues cost more than stored ones, and indexing took 228 s
+instead of 157 s). The handler once took the keys the terms component
+listed and looked each up in every segment: about a quarter more of
+Solr's time than walking them (docs/scale.md).
 
 Pairs are kept as numpy arrays of record numbers, 8 bytes a pair, so millions
 of candidates fit in a little memory.
