@@ -8,7 +8,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
@@ -34,6 +34,25 @@ def bounded_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Itera
     """Like ``map`` on ``workers`` threads, in input order."""
     with ThreadPoolExecutor(workers) as pool:
         yield from _in_order(pool, fn, items, workers)
+
+
+def unordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:
+    """Like ``map`` on ``workers`` threads, each result as soon as it is
+    done, whatever the input order: a slow item holds up only itself.
+    At most ``2 * workers`` items are in flight, as with :func:`bounded_map`,
+    so a thread that is done starts the next at once."""
+    with ThreadPoolExecutor(workers) as pool:
+        running: set = set()
+        for item in items:
+            if len(running) >= 2 * workers:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+            running.add(pool.submit(fn, item))
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
 
 
 def cores() -> int:

@@ -1,10 +1,11 @@
 import os
+import threading
 
 import pytest
 
 from neardup_solr.errors import NeardupError
 from neardup_solr.match.weighing import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, pieces, workers_for
-from neardup_solr.parallel import bounded_map, cores, forked_map
+from neardup_solr.parallel import bounded_map, cores, forked_map, unordered_map
 
 
 def test_forked_map_keeps_order_and_inherits_unpicklable_state():
@@ -21,6 +22,37 @@ def test_one_worker_runs_in_this_process():
 
 def test_bounded_map_keeps_order():
     assert list(bounded_map(lambda n: -n, range(100), 4)) == [-n for n in range(100)]
+
+
+def test_unordered_map_gives_every_result_once_and_is_not_held_up_by_a_slow_item():
+    """The first item is held until every other is done: bounded_map would
+    give nothing before it and stop taking items; unordered_map gives the
+    others first, each once, with never more than twice the threads in
+    flight (and the one item taken before a thread is free for it)."""
+    release, taken, finished, most = threading.Event(), [], [], []
+    lock = threading.Lock()
+
+    def items():
+        for n in range(40):
+            with lock:
+                taken.append(n)
+                most.append(len(taken) - len(finished))
+            yield n
+
+    def work(n):
+        if n == 0:
+            assert release.wait(10)
+        with lock:
+            finished.append(n)
+        return -n
+
+    results = []
+    for result in unordered_map(work, items(), 3):
+        results.append(result)
+        if len(results) == 39:
+            release.set()
+    assert sorted(results) == sorted(-n for n in range(40)) and results[-1] == 0
+    assert max(most) <= 2 * 3 + 1
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sized
 from itertools import chain, islice
 
 from .documents import DocumentBuilder
-from ..parallel import bounded_map, cores, forked_map
+from ..parallel import cores, forked_map, unordered_map
 from ..progress import Progress, Tally
 from ..records.record import Record
 from ..records.seen import SeenIds
@@ -26,7 +26,8 @@ from .state import IndexSettings
 # small against its documents, small enough that four in flight hold little
 # memory (a long document's shingles are the largest part of it).
 BATCH_SIZE = 1000
-# Update requests in flight: while Solr flushes a segment inside one, the others keep it busy (docs/scale.md).
+# Update requests in flight: while Solr flushes a segment inside one, the others keep it busy (docs/scale.md);
+# so they are taken as each is done, not in order, or the others would wait for the one flushing.
 CONCURRENT_UPDATES = 4
 # Mean words a record from which forked workers build documents: below, Solr is the slower side (docs/scale.md).
 FORK_WORDS = 100
@@ -83,7 +84,7 @@ def index_records(
 
     sent = 0
     try:
-        for count in bounded_map(send, built(builder, batches(tracked(records), batch_size)), CONCURRENT_UPDATES):
+        for count in unordered_map(send, built(builder, batches(tracked(records), batch_size)), CONCURRENT_UPDATES):
             sent += count
             tick(count)
         if again:

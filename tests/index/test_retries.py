@@ -133,7 +133,7 @@ def is_query(method: str, path: str, body: bytes) -> bool:
     return "/select" in path
 
 
-@pytest.mark.parametrize(("command", "after"), [(["report", "{out}"], 10), (["report", "--shingles", "{out}"], 10),
+@pytest.mark.parametrize(("command", "after"), [(["report", "{out}"], 1), (["report", "--shingles", "{out}"], 10),
                                                (["query", "Art's Deli 12224 Ventura Blvd. Studio City"], 1)])
 def test_an_answer_marked_partial_is_refused(indexed, tmp_path, command, after):
     """Solr marks an answer partial when a shard did not answer and the request
