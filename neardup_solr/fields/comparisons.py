@@ -81,13 +81,13 @@ class Column:
         return self._shares
 
 
-def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_and_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where one of each distinct value of ``keys`` is, and each key's
     number among those: ``keys[first][inverse]`` is ``keys``. As
     ``np.unique``'s index and inverse, by one unstable sort (several times
     faster than the stable one ``np.unique`` needs for its index).
 
-    >>> first, inverse = distinct(np.array([7, 3, 7, 3, 9]))
+    >>> first, inverse = first_and_inverse(np.array([7, 3, 7, 3, 9]))
     >>> np.array([7, 3, 7, 3, 9])[first][inverse].tolist()
     [7, 3, 7, 3, 9]
     """
@@ -119,7 +119,7 @@ def compare(column: Column, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     if len(rest):
         # Each two values are placed once, however many pairs hold them (a city, a job title).
         x, y = a[rest], b[rest]
-        first, inverse = distinct(x.astype(np.int64) * len(column.values) + y)
+        first, inverse = first_and_inverse(x.astype(np.int64) * len(column.values) + y)
         found[rest] = place(levels, column, x[first], y[first])[inverse]
     return found
 

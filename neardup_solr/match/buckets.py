@@ -92,6 +92,11 @@ class Skipped:
     keys: int = 0
     largest: int = 0
 
+    def add(self, keys: int, largest: int) -> None:
+        """``keys`` more left out, the largest held by ``largest`` records."""
+        self.keys += keys
+        self.largest = max(self.largest, largest)
+
 
 def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int]]:
     """(key, count) of every key starting with ``prefix`` held by 2 or more records.
@@ -123,8 +128,7 @@ def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_buck
                 if max_bucket is None or count <= max_bucket:
                     yield key, count
                 else:
-                    tally.keys += 1
-                    tally.largest = max(tally.largest, count)
+                    tally.add(1, count)
             progress()
 
     fields = f"{ID},{field_name}" + (f",{TEXT}" if with_texts else "")
@@ -160,8 +164,7 @@ def _walked(solr: Solr, field_name: str, prefixes: Iterable[str], max_bucket: in
                 pending = None if following is None else pool.submit(ask, following, None)
             else:
                 pending = pool.submit(ask, prefix, after)
-            tally.keys += count
-            tally.largest = max(tally.largest, largest)
+            tally.add(count, largest)
             yield groups
             if after is None:
                 progress()

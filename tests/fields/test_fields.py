@@ -15,7 +15,8 @@ from nicknames import NickNamer
 from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from neardup_solr.fields.comparisons import EXACT, MISSING, Column, compare, compare_values, distinct, level_names
+from neardup_solr.fields.comparisons import (EXACT, MISSING, Column, compare, compare_values, first_and_inverse,
+                                             level_names)
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
@@ -208,12 +209,12 @@ def test_compare_on_arrays_is_the_plain_comparison_of_each_pair(kind, data):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-3, 40), max_size=60))
-def test_distinct_is_numpy_s_unique_index_and_inverse(keys):
+def test_first_and_inverse_is_numpy_s_unique_index_and_inverse(keys):
     """One of each distinct key, and every key's number among them in
     ascending order, as ``np.unique`` gives them (any one of equal keys
     standing for them)."""
     keys = np.array(keys, np.int64)
-    first, inverse = distinct(keys)
+    first, inverse = first_and_inverse(keys)
     unique, expected_inverse = np.unique(keys, return_inverse=True)
     assert keys[first].tolist() == unique.tolist()
     assert inverse.tolist() == expected_inverse.ravel().tolist()
