@@ -283,8 +283,12 @@ class Solr:
                                   "run the command again when it is done")
             time.sleep(REPLAY_POLL)
 
-    def add(self, docs: Sequence[dict[str, Any]]) -> None:
-        self._call("update", self._client.add, list(docs), commit=False)
+    def add(self, docs: Sequence[dict[str, Any]] | bytes) -> None:
+        """Send documents, or an update body :func:`update_body` made of them
+        (in a worker process, say), to be indexed at the next commit."""
+        body = docs if isinstance(docs, bytes) else update_body(docs)
+        self._request("post", "update", {}, what="update", data=body,
+                      headers={"Content-type": "application/json; charset=utf-8"})
 
     def commit(self, soft: bool = False) -> None:
         """Make what was sent visible to the next search, and wait for it.
@@ -428,17 +432,26 @@ class Solr:
         config commands), decoded from JSON."""
         return self._request("post", path, params, data=body, headers={"Content-type": content_type})
 
-    def _request(self, method: str, path: str, params: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    def _request(self, method: str, path: str, params: dict[str, Any], what: str = "request", **kwargs: Any
+                 ) -> dict[str, Any]:
         url = path if "://" in path else f"{self.url}/{path}"
         try:
             answer = self.session.request(method, url, params={"wt": "json", **params}, timeout=self.timeout,
                                           **kwargs)
         except requests.RequestException as err:
-            raise self._failure("request", err, _first_line(str(err))) from None
+            raise self._failure(what, err, _first_line(str(err))) from None
         if answer.status_code != 200:
             message = f"Solr responded with an error (HTTP {answer.status_code}): {_reason(answer)}"
-            raise self._failure("request", None, _first_line(message))
+            raise self._failure(what, None, _first_line(message))
         return answer.json()
+
+
+def update_body(docs: Iterable[dict[str, Any]]) -> bytes:
+    """The JSON body of an update request adding ``docs``, fields without a
+    value (``None``, ``""``) left out. Control characters are escaped, as
+    JSON escapes them."""
+    return json.dumps([{k: v for k, v in doc.items() if v is not None and v != ""} for doc in docs],
+                      separators=(",", ":")).encode()
 
 
 def log_replaying(metrics: Any, core: str) -> bool:

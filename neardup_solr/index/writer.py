@@ -5,13 +5,15 @@ Python, and sending it is waiting on Solr. For short records Solr's JVM is
 the slower side, so the indexing process builds each batch itself while
 update requests are in flight. For long ones our Python is: from
 ``FORK_WORDS`` words a record on, forked workers on every core build the
-batches and the indexing process only sends them (docs/scale.md has the
-figures).
+batches and encode their update requests, and the indexing process only
+sends them: bytes cross from a worker, not documents to be pickled and
+unpickled (docs/scale.md has the figures).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sized
+from functools import partial
 from itertools import chain, islice
 
 from .documents import DocumentBuilder
@@ -19,7 +21,7 @@ from ..parallel import cores, forked_map, unordered_map
 from ..progress import Progress, Tally
 from ..records.record import Record
 from ..records.seen import SeenIds
-from .solr import Solr
+from .solr import Solr, update_body
 from .state import IndexSettings
 
 # Records per update request: large enough that a request's overhead is
@@ -78,9 +80,9 @@ def index_records(
                 repeats += 1
             yield record
 
-    def send(docs: list[dict]) -> int:
-        solr.add(docs)
-        return len(docs)
+    def send(batch: tuple[int, bytes]) -> int:
+        solr.add(batch[1])
+        return batch[0]
 
     sent = 0
     try:
@@ -96,11 +98,16 @@ def index_records(
     return sent - repeats
 
 
-def built(builder: DocumentBuilder, records: Iterator[list[Record]]) -> Iterator[list[dict]]:
-    """Each batch's documents, in order: built by forked workers on every
+def built(builder: DocumentBuilder, records: Iterator[list[Record]]) -> Iterator[tuple[int, bytes]]:
+    """Each batch's record count and update body, in order: built by forked workers on every
     core when the records average ``FORK_WORDS`` words or more and there is
     more than one batch, else here."""
     first = list(islice(records, 2))
     words = sum(record.text.count(" ") + 1 for record in first[0]) / len(first[0]) if first else 0
     workers = cores() if len(first) > 1 and words >= FORK_WORDS else 1
-    return forked_map(builder.documents, chain(first, records), workers)
+    return forked_map(partial(_encoded, builder), chain(first, records), workers)
+
+
+def _encoded(builder: DocumentBuilder, records: list[Record]) -> tuple[int, bytes]:
+    """A batch's record count and update body: a worker sends back bytes, not documents to pickle."""
+    return len(records), update_body(builder.documents(records))

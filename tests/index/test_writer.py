@@ -1,11 +1,13 @@
 """Indexing in batches: who builds the documents, and that Solr gets each one as built."""
 
+import json
 import os
 import random
 
 from neardup_solr.index import writer
 from neardup_solr.index.documents import DocumentBuilder
 from neardup_solr.index.state import IndexSettings
+from neardup_solr.index.solr import update_body
 from neardup_solr.index.writer import FORK_WORDS, batches, built, index_records
 from neardup_solr.records.record import Record
 from neardup_solr.index.schema import BAND_KEYS, ID, TEXT
@@ -29,7 +31,12 @@ def texts(count, words, seed=7):
 def run(records, size, monkeypatch):
     # Two cores whatever the machine has, so the choice below is the rule's, not the machine's.
     monkeypatch.setattr(writer, "cores", lambda: 2)
-    return [doc for batch in built(PidBuilder(SETTINGS), batches(records, size)) for doc in batch]
+    docs = []
+    for count, body in built(PidBuilder(SETTINGS), batches(records, size)):
+        batch = json.loads(body)
+        assert count == len(batch)
+        docs += batch
+    return docs
 
 
 def test_long_records_are_built_by_forked_workers_in_order_and_as_here(monkeypatch):
@@ -56,3 +63,12 @@ def test_long_records_built_by_workers_reach_solr_as_built(core, monkeypatch):
     stored = {doc[ID]: doc for doc in core.search("*:*", rows=100, fl=f"{ID},{TEXT},{BAND_KEYS}").docs}
     for doc in DocumentBuilder(SETTINGS).documents(records):
         assert stored[doc[ID]][TEXT] == doc[TEXT] and stored[doc[ID]][BAND_KEYS] == doc[BAND_KEYS]
+
+
+def test_an_update_body_leaves_out_empty_fields_only_and_escapes_control_characters():
+    docs = [{"id": "a", "count": 0, "flag": False, "empty": "", "none": None, "list": ["x", ""],
+             "text": "tab\there\x01 é \u2028 end"}]
+    body = update_body(docs)
+    assert json.loads(body) == [{"id": "a", "count": 0, "flag": False, "list": ["x", ""],
+                                 "text": "tab\there\x01 é \u2028 end"}]
+    assert not any(byte < 0x20 for byte in body)
