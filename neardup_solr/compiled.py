@@ -30,6 +30,11 @@ def _numba() -> ModuleType | None:
     return numba
 
 
+def available() -> bool:
+    """Whether numba is installed (imports it)."""
+    return _numba() is not None
+
+
 def njit(*args, **kwargs):
     """numba's ``njit``, or, without numba, a decorator that keeps the function plain."""
     numba = _numba()

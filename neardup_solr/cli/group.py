@@ -79,7 +79,7 @@ OPTION_HINTS = {
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
     # The first report after an install is silent for half a minute otherwise.
-    compiled.when_compiling(lambda: say("compiling the report's kernels (once after an install)..."))
+    compiled.when_compiling(lambda: say("compiling the kernels (once after an install)..."))
     try:
         try:
             command.main(prog_name=prog, standalone_mode=False)

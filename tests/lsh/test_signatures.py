@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.text.shingles import jaccard
+from neardup_solr.lsh import signatures
 from neardup_solr.lsh.signatures import MinHasher, masks, multipliers, shingle_hash, tagged_values, untag
 
 
@@ -119,3 +120,23 @@ def test_a_large_batch_signs_each_record_as_it_would_alone(bits):
     assert batch == [hasher.signature(s).tolist() for s in shingle_lists]
     if bits == 32:
         assert batch == [reference_signature(s, 24) for s in shingle_lists]
+
+
+def test_many_records_16_bit_values_are_the_same_compiled_plain_and_by_numpy(monkeypatch):
+    # Over MinHasher.CHUNK hashes: the compiled loop; its plain twin and
+    # numpy's chunked passes (numba taken away) must give the formula's values.
+    rng = np.random.default_rng(5)
+    shingle_lists = [[f"w{v}" for v in rng.integers(0, 900, size=rng.integers(1, 60))] for _ in range(150)]
+    hasher = MinHasher(20, bits=16)
+    top = [int(m) >> 16 for m in masks(20)]
+    odd = [int(a) for a in multipliers(20)]
+    formula = [[min(((mmh3.hash(s, 42, signed=False) >> 16) ^ m) * a % 65536 for s in shingles)
+                for m, a in zip(top, odd)] for shingles in shingle_lists]
+    assert hasher.signatures(shingle_lists).tolist() == formula
+    hashes = np.array([mmh3.hash(s, 42, signed=False) >> 16 for shingles in shingle_lists for s in shingles], np.uint16)
+    counts = np.array([len(s) for s in shingle_lists], np.int64)
+    twin = signatures._minima16.py_func(hashes, np.cumsum(counts) - counts, counts, hasher.masks, hasher.multipliers,
+                                        np.empty((len(counts), 20), np.uint16))
+    assert twin.tolist() == formula
+    monkeypatch.setattr(signatures.compiled, "available", lambda: False)
+    assert hasher.signatures(shingle_lists).tolist() == formula

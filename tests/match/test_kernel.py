@@ -111,5 +111,5 @@ def test_the_first_report_after_an_install_says_once_that_it_compiles_the_kernel
         found = {tuple(line.split("\t")[:2]) for line in (tmp_path / f"pairs{run}.tsv").read_text().splitlines()}
         assert {("1", "2"), ("3", "4")} <= found  # candidates were numbered and scored: the kernels ran
         said.append([line for line in done.stderr.splitlines() if "compiling" in line])
-    assert said == [["compiling the report's kernels (once after an install)..."], []]
+    assert said == [["compiling the kernels (once after an install)..."], []]
     assert any((tmp_path / "numba-cache").rglob("*.nbi"))  # compiled once, into the cache, for the next run
