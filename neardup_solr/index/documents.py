@@ -56,7 +56,7 @@ class DocumentBuilder:
 
     def documents(self, records: Sequence[Record]) -> list[dict[str, Any]]:
         normalized = [normalize(r.text) for r in records]
-        repaired = [repair(r.text) for r in records]
+        repaired = [repair(r.text, norm) for r, norm in zip(records, normalized)]
         docs = [
             {
                 ID: record.id,

@@ -115,13 +115,20 @@ def _in_turn(word: str) -> str:
 _WORD_TABLE = {word: _in_turn(word) for word in set().union(*WORD_RULES)}
 
 
-def repair(text: str) -> str:
+def repair(text: str, normalized: str | None = None) -> str:
     """The repaired, normalized text: words separated by single spaces.
 
     Never empty when ``normalize(text)`` is not: a repair that would erase
     a record (text of combining marks alone) leaves it as it was.
+    ``normalized``, ``normalize(text)`` when the caller has it, is not
+    made again where the text rules leave the text as it is (most texts).
     """
     fixed = text
     for rule in TEXT_RULES:
         fixed = rule(fixed)
-    return " ".join([_WORD_TABLE.get(w, w) for w in normalize(fixed).split()]) or normalize(text)
+    if normalized is None or fixed != text:
+        normalized_fixed = normalize(fixed)
+    else:
+        normalized_fixed = normalized
+    return (" ".join([_WORD_TABLE.get(w, w) for w in normalized_fixed.split()])
+            or (normalize(text) if normalized is None else normalized))

@@ -76,6 +76,11 @@ def test_repair_never_erases_a_record(text):
     assert repair(text) == " ".join(repair(text).split())
 
 
+@given(st.one_of(st.text(), st.text(st.sampled_from("ab &amp;'s Seventh Street é́-_ "))))
+def test_repair_given_the_normalized_text_is_repair_alone(text):
+    assert repair(text, normalize(text)) == repair(text)
+
+
 ACCENTED = st.text(st.sampled_from("aeiou sS'’-.&AÆæßøŁé\u0301\u0327\u0308ﬁ½¨²ɑ́👍"))
 
 
