@@ -78,7 +78,7 @@ OPTION_HINTS = {
 
 def run(command: click.Command, prog: str) -> None:
     """Run a command with one-line errors instead of tracebacks."""
-    # The first report after an install is silent for half a minute otherwise.
+    # The first report (or index) after an install is silent for a while otherwise.
     compiled.when_compiling(lambda: say("compiling the kernels (once after an install)..."))
     try:
         try:

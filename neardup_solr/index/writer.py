@@ -100,9 +100,9 @@ def index_records(
 
 
 def built(builder: DocumentBuilder, records: Iterator[list[Record]]) -> Iterator[tuple[int, bytes]]:
-    """Each batch's record count and update body, in order: built by forked workers on every
-    core when the records average ``FORK_WORDS`` words or more and there is
-    more than one batch, else here."""
+    """Each batch's record count and update body, in order: built by forked
+    workers on every core when the records average ``FORK_WORDS`` words or
+    more and there is more than one batch, else here."""
     first = list(islice(records, 2))
     words = sum(record.text.count(" ") + 1 for record in first[0]) / len(first[0]) if first else 0
     workers = cores() if len(first) > 1 and words >= FORK_WORDS else 1

@@ -166,8 +166,8 @@ class MinHasher:
 def _minima16(hashes, starts, counts, masks, multipliers, out):  # pragma: no cover - compiled; twin tested
     """Row r of ``out``: for each position p, the least ``(h XOR masks[p])
     * multipliers[p] mod 2^16`` over record r's 16-bit hashes ``h`` (those
-    from ``starts[r]``, ``counts[r]`` of them). 4-5x numpy's passes over the
-    chunks: each hash is read once and every mask's value kept in registers."""
+    from ``starts[r]``, ``counts[r]`` of them): each hash read once, where
+    numpy makes a pass over a chunk's arrays for every shingle position."""
     perms = masks.shape[0]
     for r in range(counts.shape[0]):
         for p in range(perms):
