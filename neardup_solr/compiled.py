@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
@@ -33,6 +34,11 @@ def _numba() -> ModuleType | None:
 def available() -> bool:
     """Whether numba is installed (imports it)."""
     return _numba() is not None
+
+
+def loaded() -> bool:
+    """Whether numba is imported in this process already (imports nothing)."""
+    return "numba" in sys.modules
 
 
 def njit(*args, **kwargs):

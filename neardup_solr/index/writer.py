@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator, Sized
 from functools import partial
 from itertools import chain, islice
 
-from ..lsh.signatures import compile_kernel
 from .documents import DocumentBuilder
 from ..parallel import cores, forked_map, unordered_map
 from ..progress import Progress, Tally
@@ -107,6 +106,8 @@ def built(builder: DocumentBuilder, records: Iterator[list[Record]]) -> Iterator
     words = sum(record.text.count(" ") + 1 for record in first[0]) / len(first[0]) if first else 0
     workers = cores() if len(first) > 1 and words >= FORK_WORDS else 1
     if workers > 1:
+        from ..lsh.minima import compile_kernel  # numba comes with it: long records' batches pay for it
+
         compile_kernel()  # once here, not in every worker
     return forked_map(partial(_encoded, builder), chain(first, records), workers)
 

@@ -34,6 +34,9 @@ from ..text.shingles import CHAR_SHINGLE_SIZE, char_shingles
 
 SHINGLE_HASH_SEED = 42
 MASK_SEED = 1
+# Hashes in a batch from which the compiled minima pay for importing numba
+# (about a quarter of a second) in a process that has not imported it yet.
+KERNEL_HASHES = 1_000_000
 
 
 def shingle_hash(shingle: str) -> int:
@@ -117,8 +120,10 @@ class MinHasher:
         times each multiplier).
 
         Many records' 16-bit values are taken by the compiled loop
-        (``_minima16``) when numba is there; a record or a few (an online
-        query) by numpy, without numba's import. With numpy, records are
+        (``minima.minima16``) when numba is there and the batch is large enough
+        to pay for its import (``KERNEL_HASHES``) or it is imported already;
+        a record or a few (an online query), or a small batch in a process
+        without numba, by numpy. With numpy, records are
         taken in order of length, CHUNK at a time, each padded to
         the chunk's longest by repeating its last hash (which leaves its
         minimum alone); a few in-place array operations per shingle position
@@ -128,10 +133,12 @@ class MinHasher:
             raise ValueError("cannot sign a record without shingles")
         hashes = (hashes >> self.shift).astype(self.dtype)
         starts = np.cumsum(counts) - counts
-        if self.multipliers is not None and len(counts) > 1 and len(hashes) > self.CHUNK and compiled.available():
+        if (self.multipliers is not None and len(counts) > 1 and len(hashes) > self.CHUNK
+                and (len(hashes) >= KERNEL_HASHES or compiled.loaded()) and compiled.available()):
+            from .minima import minima16  # numba comes with it: imported only here
+
             out = np.empty((len(counts), self.num_perm), dtype=self.dtype)
-            return compiled.chosen(_minima16)(hashes, starts, np.asarray(counts, np.int64), self.masks,
-                                              self.multipliers, out)
+            return minima16(hashes, starts, np.asarray(counts, np.int64), self.masks, self.multipliers, out)
         if len(hashes) <= self.CHUNK:
             # A record or a few (an online query): all hashes under all
             # permutations fit the cache at once, and padding would cost more.
@@ -160,35 +167,6 @@ class MinHasher:
 
     def signature(self, shingles: Sequence[str]) -> np.ndarray:
         return self.signatures([shingles])[0]
-
-
-@compiled.njit(cache=True, nogil=True)
-def _minima16(hashes, starts, counts, masks, multipliers, out):  # pragma: no cover - compiled; twin tested
-    """Row r of ``out``: for each position p, the least ``(h XOR masks[p])
-    * multipliers[p] mod 2^16`` over record r's 16-bit hashes ``h`` (those
-    from ``starts[r]``, ``counts[r]`` of them): each hash read once, where
-    numpy makes a pass over a chunk's arrays for every shingle position."""
-    perms = masks.shape[0]
-    for r in range(counts.shape[0]):
-        for p in range(perms):
-            out[r, p] = 0xFFFF
-        for j in range(starts[r], starts[r] + counts[r]):
-            h = int(hashes[j])
-            for p in range(perms):
-                v = ((h ^ int(masks[p])) * int(multipliers[p])) & 0xFFFF
-                if v < out[r, p]:
-                    out[r, p] = v
-    return out
-
-
-def compile_kernel() -> None:
-    """Compile (or load from numba's cache) the signatures' kernel in this
-    process now: processes forked afterwards inherit it ready, rather than
-    each compiling it. Nothing without numba."""
-    if compiled.available():
-        one = np.zeros(1, np.uint16)
-        compiled.chosen(_minima16)(one, np.zeros(1, np.int64), np.ones(1, np.int64), one, one + 1,
-                                   np.empty((1, 1), np.uint16))
 
 
 def tagged_values(signature: np.ndarray) -> list[str]:

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import mmh3
 import numpy as np
 import pytest
@@ -5,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.text.shingles import jaccard
-from neardup_solr.lsh import signatures
+from neardup_solr.lsh import minima, signatures
 from neardup_solr.lsh.signatures import MinHasher, masks, multipliers, shingle_hash, tagged_values, untag
 
 
@@ -128,6 +131,7 @@ def test_many_records_16_bit_values_are_the_same_compiled_plain_and_by_numpy(mon
     rng = np.random.default_rng(5)
     shingle_lists = [[f"w{v}" for v in rng.integers(0, 900, size=rng.integers(1, 60))] for _ in range(150)]
     hasher = MinHasher(20, bits=16)
+    monkeypatch.setattr(signatures, "KERNEL_HASHES", 0)  # the kernel even for a batch this small
     top = [int(m) >> 16 for m in masks(20)]
     odd = [int(a) for a in multipliers(20)]
     formula = [[min(((mmh3.hash(s, 42, signed=False) >> 16) ^ m) * a % 65536 for s in shingles)
@@ -135,8 +139,18 @@ def test_many_records_16_bit_values_are_the_same_compiled_plain_and_by_numpy(mon
     assert hasher.signatures(shingle_lists).tolist() == formula
     hashes = np.array([mmh3.hash(s, 42, signed=False) >> 16 for shingles in shingle_lists for s in shingles], np.uint16)
     counts = np.array([len(s) for s in shingle_lists], np.int64)
-    twin = signatures._minima16.py_func(hashes, np.cumsum(counts) - counts, counts, hasher.masks, hasher.multipliers,
+    twin = minima._minima16.py_func(hashes, np.cumsum(counts) - counts, counts, hasher.masks, hasher.multipliers,
                                         np.empty((len(counts), 20), np.uint16))
     assert twin.tolist() == formula
     monkeypatch.setattr(signatures.compiled, "available", lambda: False)
     assert hasher.signatures(shingle_lists).tolist() == formula
+
+
+def test_a_small_batch_in_a_process_without_numba_does_not_import_it():
+    # Importing numba costs a quarter of a second: a small index or a query should not pay it.
+    code = ("import sys; from neardup_solr.lsh.signatures import MinHasher; "
+            "MinHasher(20, bits=16).signatures([[f'w{i}{j}' for j in range(30)] for i in range(100)]); "
+            "print('numba' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
