@@ -434,8 +434,8 @@ def kill_and_count(solr: Solr, ids: list[str]) -> int:
     # Solr starts it after the core is up): counted then, every record it will
     # bring back would look lost. So wait until the replay was seen to run and
     # end, or until none has run for QUIET_AFTER_START seconds.
-    seen, quiet_since = False, time.monotonic()
-    while time.monotonic() - quiet_since < QUIET_AFTER_START:
+    seen, started = False, time.monotonic()
+    while time.monotonic() - started < QUIET_AFTER_START:
         if solr.replaying():
             seen = True
             solr.wait_until_replayed()

@@ -15,9 +15,10 @@ length, so the first S values of a long signature are the S-value signature.
 
 The whole batch is done at once: ``murmur.py`` hashes all shingles with
 numpy, and ``MinHasher.minimum`` takes the minima for all masks with one
-compiled loop over the hashes (numba), or with numpy where numba is missing
-and for a few records (an online query), with no Python loop per shingle
-value or per hash function.
+compiled loop over the hashes (numba), or with numpy where numba is
+missing, for a few records (an online query) and for a small batch in a
+process without numba; with no Python loop per shingle value or per hash
+function.
 """
 
 from __future__ import annotations
