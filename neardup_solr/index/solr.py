@@ -287,8 +287,7 @@ class Solr:
         """Send documents, or an update body :func:`update_body` made of them
         (in a worker process, say), to be indexed at the next commit."""
         body = docs if isinstance(docs, bytes) else update_body(docs)
-        self._request("post", "update", {}, what="update", data=body,
-                      headers={"Content-type": "application/json; charset=utf-8"})
+        self.post("update", body, "application/json; charset=utf-8", what="update")
 
     def commit(self, soft: bool = False) -> None:
         """Make what was sent visible to the next search, and wait for it.
@@ -427,10 +426,12 @@ class Solr:
         on a URL from :meth:`admin_url`, decoded from JSON."""
         return self._request("get", path, params)
 
-    def post(self, path: str, body: bytes, content_type: str, **params: Any) -> dict[str, Any]:
+    def post(self, path: str, body: bytes, content_type: str, *, what: str = "request",
+             **params: Any) -> dict[str, Any]:
         """A POST of ``body`` to ``url/path`` or an :meth:`admin_url` (uploads,
-        config commands), decoded from JSON."""
-        return self._request("post", path, params, data=body, headers={"Content-type": content_type})
+        config commands, updates), decoded from JSON; ``what`` names it in
+        an error."""
+        return self._request("post", path, params, what, data=body, headers={"Content-type": content_type})
 
     def _request(self, method: str, path: str, params: dict[str, Any], what: str = "request", **kwargs: Any
                  ) -> dict[str, Any]:

@@ -37,8 +37,7 @@ def compile_kernel() -> None:
     each compiling it. Nothing without numba."""
     if compiled.available():
         one = np.zeros(1, np.uint16)
-        compiled.chosen(_minima16)(one, np.zeros(1, np.int64), np.ones(1, np.int64), one, one + 1,
-                                   np.empty((1, 1), np.uint16))
+        minima16(one, np.zeros(1, np.int64), np.ones(1, np.int64), one, one + 1, np.empty((1, 1), np.uint16))
 
 
 def minima16(hashes: np.ndarray, starts: np.ndarray, counts: np.ndarray, masks: np.ndarray,
