@@ -199,8 +199,8 @@ def candidates(solr: Solr, gold: set[frozenset[str]]) -> dict[str, set[frozenset
     """The true pairs whose records share an LSH band key (``any``), and those
     sharing one held by at most MAX_BUCKET records, the ones the report reads
     (``kept``)."""
-    keys: dict[str, set[str]] = {}
-    held: Counter[str] = Counter()
+    keys: dict[str, set[int]] = {}
+    held: Counter[int] = Counter()
     for doc in solr.iter_docs([ID, BAND_KEYS], batch=5000):
         keys[doc[ID]] = set(doc.get(BAND_KEYS, ()))
         held.update(keys[doc[ID]])

@@ -70,7 +70,7 @@ _PUBLIC = {
     "Entities": "results.clusters",
     "Pair": "results.pairs", "Record": "records.record", "Match": "modes.text_search", "Matches": "results.outputs",
     "ClusterScore": "results.evaluate", "cluster_scores": "results.evaluate",
-    **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex",
+    **{name: "errors" for name in ("NeardupError", "InputError", "SolrUnavailable", "SolrFailure", "LeanIndex", "OldIndex",
                                    "TooFewSignatures", "MissingExtra", "NeardupWarning")},
 }
 
@@ -92,6 +92,7 @@ __all__ = [
     "SolrUnavailable",
     "SolrFailure",
     "LeanIndex",
+    "OldIndex",
     "TooFewSignatures",
     "MissingExtra",
 ]

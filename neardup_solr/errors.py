@@ -109,6 +109,16 @@ class LeanIndex(NeardupError):
         self.mode = mode
 
 
+class OldIndex(NeardupError):
+    """The index was built by an earlier version of neardup-solr, whose band
+    keys this version cannot read (they were text, they are now numbers).
+    Exit code 1: index the records again."""
+
+    def __init__(self) -> None:
+        super().__init__("the index was built by an earlier version of neardup-solr, whose band keys this one "
+                         "cannot read", hint="index the records again into a new index, or replace this one")
+
+
 class MissingExtra(NeardupError):
     """A feature needs an optional package (``package``) that is not
     installed; the hint names the extra (``extra``) that installs it."""

@@ -43,12 +43,12 @@ def read_records(solr: Solr, profiles: Sequence[FieldProfile], progress: Callabl
         read = []
         for page in _pages(solr.iter_docs([ID, RECORD_FIELDS, BAND_KEYS], q=query, batch=READ_BATCH)):
             keys = [doc.get(BAND_KEYS) or () for doc in page]
-            flat = np.frombuffer(bytes.fromhex("".join(k for record in keys for k in record)), ">u8")
+            flat = np.array([k for record in keys for k in record], np.int64).view(np.uint64)
             bounds = np.cumsum([0, *map(len, keys)])
             for doc, start, end in zip(page, bounds[:-1].tolist(), bounds[1:].tolist()):
                 values = json.loads(doc.get(RECORD_FIELDS) or "{}")
                 read.append((doc[ID], [values.get(name) or None for name in names],
-                             flat[start:end].astype(np.uint64)))
+                             flat[start:end]))
             with told:
                 progress(len(page))
         return read

@@ -50,7 +50,7 @@ class DocumentBuilder:
         self._reference = MinHasher(settings.minhash_values)
         self._lsh = TextSignatures(settings.bands * settings.band_rows, settings.lsh_shingles)
 
-    def band_keys(self, repaired: Sequence[str]) -> list[list[str]]:
+    def band_keys(self, repaired: Sequence[str]) -> list[list[int]]:
         """LSH keys of repaired texts."""
         return band_keys(self._lsh(repaired), self.settings.bands, self.settings.band_rows)
 

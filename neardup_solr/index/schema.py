@@ -23,7 +23,7 @@ MINHASH_VALUES = "minhash_values"
 # Distinct words of the repaired text; their document frequencies weight
 # the verification.
 TOKENS = "tokens"
-# LSH band keys: 16 hex digits, the first two the band number (the default mode).
+# LSH band keys: 64-bit numbers (points), the top byte the band number (the default mode).
 BAND_KEYS = "content_lsh"
 # A record's fields (a table's columns) as read: a JSON object, name -> value.
 RECORD_FIELDS = "fields"

@@ -24,7 +24,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from ..errors import MissingCore, SolrFailure, SolrUnavailable
-from .schema import ID, TEXT
+from .schema import BAND_KEYS, ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
 # Seconds to wait for one answer, for the library and the command line
@@ -60,12 +60,12 @@ def quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def term(field: str, value: str) -> str:
+def term(field: str, value: str | int) -> str:
     """A query matching ``value`` exactly in ``field``."""
-    return f"{field}:{quote(value)}"
+    return f"{field}:{quote(str(value))}"
 
 
-def overlap_query(field: str, values: Iterable[str]) -> str:
+def overlap_query(field: str, values: Iterable[str | int]) -> str:
     """Matches documents sharing any value; the score is how many they share.
 
     Each clause scores a constant 1 (``^=1``), so ranking by score ranks by
@@ -326,20 +326,28 @@ class Solr:
                 progress(len(chunk))
         return found
 
-    def buckets(self, field: str, prefix: str, *, max_bucket: int | None = None, after: str | None = None,
-                members: int | None = None) -> tuple[list[list[str]], int, int, str | None]:
-        """The ids of the documents holding each term of ``field`` that
-        starts with ``prefix`` (and comes after ``after``, if given) and two
-        or more documents hold, in index order; the terms held by more than
+    def buckets(self, field: str, part: str | tuple[int, int], *, max_bucket: int | None = None,
+                after: str | None = None, members: int | None = None) -> tuple[list[list[str]], int, int, str | None]:
+        """The ids of the documents holding each key of ``field`` in
+        ``part`` that two or more documents hold; the keys held by more than
         ``max_bucket`` (if given) are left out: how many, and the largest
-        count among them. With ``members``, the walk stops once its buckets
-        hold that many ids, and the last term read is returned for the next
-        request's ``after`` (else ``None``). One request to the local
-        Solr's ``/buckets`` handler, which walks the term dictionary and
-        reads the postings and the ids' docValues, no stored field (see
-        :meth:`reads_buckets`). A count, as the terms component's, includes
-        documents deleted but not yet merged away."""
-        form = {"f": field, "prefix": prefix, "max": max_bucket, "after": after, "members": members}
+        count among them. One request to the local Solr's ``/buckets``
+        handler, which reads no stored field (see :meth:`reads_buckets`).
+
+        A field of terms: ``part`` is a prefix, the terms are walked in
+        index order from the term dictionary and the postings (those after
+        ``after``, if given), and a count, as the terms component's,
+        includes documents deleted but not yet merged away. With
+        ``members``, the walk stops once its buckets hold that many ids, and
+        the last term read is returned for the next request's ``after``
+        (else ``None``). A field of points (the band keys): ``part`` is the
+        smallest and largest value, read whole, and a count is of live
+        documents."""
+        form: dict[str, object] = {"f": field, "max": max_bucket, "after": after, "members": members}
+        if isinstance(part, str):
+            form["prefix"] = part
+        else:
+            form["lo"], form["hi"] = part
         body = urlencode({name: value for name, value in form.items() if value is not None}).encode()
         answer = self.post(BUCKETS, body, "application/x-www-form-urlencoded")
         return answer["buckets"], answer["skipped"], answer["largest"], answer["next"]
@@ -348,11 +356,11 @@ class Solr:
         """Whether :meth:`buckets` can be asked here: a core of the local Solr
         (whose launcher has the handler), not a collection of SolrCloud (the
         handler refuses there: a shard holds part of a bucket), nor a Solr
-        started by an earlier launcher (whose handler was asked for keys).
-        One request, for a field no index has."""
+        started by an earlier launcher (whose handler reads no points). One
+        request, for an empty range of the band keys."""
         try:
             answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
-                                       data={"f": "-", "prefix": ""})
+                                       data={"f": BAND_KEYS, "lo": "0", "hi": "-1"})
         except requests.RequestException as err:
             raise self._failure("request", err, _first_line(str(err))) from None
         return answer.status_code == 200

@@ -42,11 +42,16 @@ import time
 from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
+from ..errors import OldIndex
 from ..lsh.bands import Banding
 from ..fields.kinds import FieldProfile
 from .solr import Solr
 
 PREFIX = "neardup."
+# The documents' layout: "2" where band keys are points (numbers); an index
+# built before keeps none, and its band keys (terms) cannot be read here.
+LAYOUT_PROPERTY = PREFIX + "layout"
+LAYOUT = "2"
 LSH_SHINGLES = ("chars", "words")
 
 
@@ -97,9 +102,10 @@ class IndexSettings:
         return len(self.fields) >= 2
 
     def stored(self) -> dict[str, str]:
-        """The user properties that keep these settings."""
+        """The user properties that keep these settings, and the layout they index into."""
         kept = {PREFIX + f.name: str(getattr(self, f.name)) for f in dataclass_fields(self) if f.name != "fields"}
         kept[PREFIX + "fields"] = json.dumps([p.to_dict() for p in self.fields], separators=(",", ":"))
+        kept[LAYOUT_PROPERTY] = LAYOUT
         return kept
 
     def save(self, solr: Solr) -> None:
@@ -115,12 +121,15 @@ class IndexSettings:
     @classmethod
     def of(cls, stored: dict[str, str]) -> IndexSettings:
         """The settings in an index's user properties ``stored`` (an empty
-        value is one the index does not keep)."""
+        value is one the index does not keep).
+
+        Raises:
+            OldIndex: the properties are of an index built in a layout this
+                version cannot read.
+        """
         stored = {key: value for key, value in stored.items() if value}
-        # What indexes kept before two fields were renamed.
-        for old, new in (("rows", "band_rows"), ("signatures", "minhash_values")):
-            if PREFIX + old in stored:
-                stored.setdefault(PREFIX + new, stored[PREFIX + old])
+        if PREFIX + "bands" in stored and stored.get(LAYOUT_PROPERTY) != LAYOUT:
+            raise OldIndex()
         defaults = {f.name: getattr(cls(), f.name) for f in dataclass_fields(cls) if f.name != "fields"}
         found = {k: _parse(stored[PREFIX + k], v) for k, v in defaults.items() if PREFIX + k in stored}
         if stored.get(PREFIX + "fields"):

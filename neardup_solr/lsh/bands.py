@@ -1,4 +1,4 @@
-"""MinHash LSH: signatures cut into b bands of r rows, each band one Solr term.
+"""MinHash LSH: signatures cut into b bands of r rows, each band one key (a number Solr indexes as a point).
 
 Two records become candidates when all r values of at least one band agree.
 For records of Jaccard similarity s, one band agrees with probability s^r,
@@ -59,16 +59,23 @@ def band_hashes(signatures: np.ndarray, bands: int, band_rows: int) -> np.ndarra
     return (h & _HASH_BITS) | (number << np.uint64(56))
 
 
-def band_keys(signatures: np.ndarray, bands: int, band_rows: int) -> list[list[str]]:
-    """Per record, its b band keys as Solr terms: 16 hex digits, the first two
-    the band number (so ``band_prefix(i)`` selects band i's keys)."""
-    tagged = band_hashes(signatures, bands, band_rows).astype(">u8")
-    digits = np.frombuffer(tagged.tobytes().hex().encode("ascii"), dtype="S16")
-    return digits.astype("U16").reshape(len(signatures), bands).tolist()
+def band_keys(signatures: np.ndarray, bands: int, band_rows: int) -> list[list[int]]:
+    """Per record, its b band keys as Solr stores them: the 64 bits of
+    :func:`band_hashes` read as a signed number (Solr's long), so band i's
+    keys are the numbers from ``band_range(i)[0]`` to ``band_range(i)[1]``."""
+    return band_hashes(signatures, bands, band_rows).view(np.int64).tolist()
 
 
-def band_prefix(band: int) -> str:
-    return f"{band:02x}"
+def band_of(key: int) -> int:
+    """The band a key of :func:`band_keys` is of: its top byte."""
+    return (key >> 56) & 0xFF
+
+
+def band_range(band: int) -> tuple[int, int]:
+    """The smallest and largest key band ``band`` can have, as signed numbers."""
+    low = band << 56
+    low = low - (1 << 64) if low >= 1 << 63 else low
+    return low, low + (1 << 56) - 1
 
 
 def collision_probability(s: float, bands: int, band_rows: int) -> float:

@@ -2,15 +2,17 @@
 
 One query per record costs a million round trips for a million records.
 Instead the buckets are read band by band. On the local Solr its
-``/buckets`` handler walks a band's keys in the term dictionary and, for
-each key at least two records hold, reads the holders' ids from the
-postings and the ids' docValues (no stored field opened), a page of
-buckets a request; each record's text is then read once. Elsewhere
-(SolrCloud, a Solr without the handler) the terms component lists the
-keys at least two records hold (``terms.mincount`` 2), and the records
-holding a batch of them are read by a ``{!terms}`` query (no escaping, no
-clause limit) that returns each member with its keys and text. Every pair
-inside a key's bucket is a candidate.
+``/buckets`` handler reads them itself: the band keys (points) a range
+of values at a time, sorted there, and a field's keys (terms) by walking
+a prefix's terms and their postings; for each key at least two records
+hold, the holders' ids come from the ids' docValues (no stored field
+opened), a page of buckets a request; each record's text is then read
+once. Elsewhere (SolrCloud, a Solr without the handler) the terms
+component lists the keys at least two records hold (``terms.mincount``
+2; of points, every band's at once), and the records holding a batch of
+them are read by a ``{!terms}`` query (no escaping, no clause limit) that
+returns each member with its keys and text. Every pair inside a key's
+bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
@@ -46,13 +48,17 @@ from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
 from ..index.solr import Solr
-from ..lsh.bands import MAX_BUCKET
+from ..lsh.bands import MAX_BUCKET, band_of
 
 # Records read by one bucket request by query. Two requests are in flight, so this
 # bounds the members held at once: a lower peak than larger reads, the same pairs (docs/scale.md).
 DOCS_PER_QUERY = 5_000
 # Members of one page of buckets from the postings.
 WALK_MEMBERS = 20_000
+# Values of a field of points (the band keys) read by one request: about
+# as many members as a page of terms where a band's keys are shared as at
+# a million short records.
+WALK_POINTS = 100_000
 # Pairs met (8 bytes each) gathered before they are first folded into the
 # distinct pairs known: later folds wait until as many were met as are
 # known.
@@ -98,33 +104,45 @@ class Skipped:
         self.largest = max(self.largest, largest)
 
 
+Part = str | tuple[int, int]
+
+
 def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int]]:
     """(key, count) of every key starting with ``prefix`` held by 2 or more records.
 
     The terms component reads the term dictionary alone, so the key field
     needs no docValues (which would cost a third of the indexing time). Its
     counts include records deleted or replaced but not yet merged away,
-    which can only add a key whose bucket then holds fewer records.
+    which can only add a key whose bucket then holds fewer records. A field
+    of points (the band keys) takes no prefix: ``prefix`` must be empty,
+    and every shared value of the field comes in one answer.
     """
     return solr.terms(field_name, prefix=prefix, mincount=2)[1]
 
 
-def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_bucket: int | None = MAX_BUCKET,
+def bucket_batches(solr: Solr, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
                    skipped: Skipped | None = None, with_texts: bool = False,
                    progress: Callable[[], None] = lambda: None) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
-    """The ids holding each shared key of ``field_name`` starting with one
-    of ``prefixes``, ``max_bucket=None`` keeping every key: a batch of
+    """The ids holding each shared key of ``field_name`` in one of
+    ``parts`` (prefixes of a field of terms, or (smallest, largest) values of
+    a field of points), ``max_bucket=None`` keeping every key: a batch of
     buckets at a time, with (``with_texts``) the texts of their members.
-    ``progress`` is told when a prefix is done."""
+    ``progress`` is told when a part is done."""
     tally = skipped if skipped is not None else Skipped()
     if solr.reads_buckets():
-        yield from _with_texts(solr, _walked(solr, field_name, prefixes, max_bucket, tally, progress), with_texts)
+        yield from _with_texts(solr, _walked(solr, field_name, parts, max_bucket, tally, progress), with_texts)
         return
 
     def kept() -> Iterator[tuple[str, int]]:
-        # A prefix at a time, as the batches need them: never all keys at once.
-        for prefix in prefixes:
-            for key, count in shared_keys(solr, field_name, prefix):
+        # A prefix at a time, as the batches need them: never all keys at once (but of points, which take no prefix).
+        listed = None
+        for part in parts:
+            if isinstance(part, str):
+                found = shared_keys(solr, field_name, part)
+            else:
+                listed = shared_keys(solr, field_name, "") if listed is None else listed
+                found = [(key, count) for key, count in listed if part[0] <= int(key) <= part[1]]
+            for key, count in found:
                 if max_bucket is None or count <= max_bucket:
                     yield key, count
                 else:
@@ -144,29 +162,47 @@ def bucket_batches(solr: Solr, field_name: str, prefixes: list[str], *, max_buck
         yield _members(docs, batch, field_name), ({doc[ID]: doc[TEXT] for doc in docs} if with_texts else {})
 
 
-def _walked(solr: Solr, field_name: str, prefixes: Iterable[str], max_bucket: int | None, tally: Skipped,
+def _walked(solr: Solr, field_name: str, parts: Iterable[Part], max_bucket: int | None, tally: Skipped,
             progress: Callable[[], None]) -> Iterator[list[list[str]]]:
-    """The buckets of each prefix from the local Solr's ``/buckets`` handler,
-    which walks the keys and their postings itself: pages of about
-    ``WALK_MEMBERS`` members, the next asked for as soon as the last came,
-    so Solr walks while the last is taken apart."""
-    def ask(prefix: str, after: str | None) -> tuple[str, tuple[list[list[str]], int, int, str | None]]:
-        return prefix, solr.buckets(field_name, prefix, max_bucket=max_bucket, after=after, members=WALK_MEMBERS)
+    """The buckets of each part from the local Solr's ``/buckets`` handler,
+    which reads the keys and their holders itself: a prefix's terms in
+    pages of about ``WALK_MEMBERS`` members, a range of points in pieces of
+    about ``WALK_POINTS`` values; the next page asked for as soon as the
+    last came, so Solr reads while the last is taken apart."""
+    pieces = None
 
-    todo = iter(prefixes)
+    def requests() -> Iterator[tuple[Part, bool]]:
+        # Each piece of a range, the last one marked as its part's end.
+        nonlocal pieces
+        for part in parts:
+            if isinstance(part, str):
+                yield part, True
+                continue
+            if pieces is None:
+                pieces = max(1, -(-solr.count() // WALK_POINTS))
+            low, high = part
+            edges = [low + (high - low + 1) * n // pieces for n in range(pieces)] + [high + 1]
+            for at in range(pieces):
+                yield (edges[at], edges[at + 1] - 1), at == pieces - 1
+
+    def ask(part: Part, last: bool, after: str | None) -> tuple[Part, bool, tuple]:
+        return part, last, solr.buckets(field_name, part, max_bucket=max_bucket, after=after,
+                                        members=WALK_MEMBERS if isinstance(part, str) else None)
+
+    todo = requests()
     with ThreadPoolExecutor(1) as pool:
         first = next(todo, None)
-        pending = None if first is None else pool.submit(ask, first, None)
+        pending = None if first is None else pool.submit(ask, *first, None)
         while pending is not None:
-            prefix, (groups, count, largest, after) = pending.result()
+            part, last, (groups, count, largest, after) = pending.result()
             if after is None:
                 following = next(todo, None)
-                pending = None if following is None else pool.submit(ask, following, None)
+                pending = None if following is None else pool.submit(ask, *following, None)
             else:
-                pending = pool.submit(ask, prefix, after)
+                pending = pool.submit(ask, part, last, after)
             tally.add(count, largest)
             yield groups
-            if after is None:
+            if after is None and last:
                 progress()
 
 
@@ -201,27 +237,27 @@ def _with_texts(solr: Solr, found: Iterator[list[list[str]]],
 def _members(docs: list[dict], batch: dict[str, int], field_name: str) -> list[list[str]]:
     """The ids of ``docs`` holding each key of ``batch``.
 
-    A record's band keys are stored in band order, each starting with its
-    band's number in two hex digits (``bands.band_keys``), and a batch's keys
-    come from one band or two: a record's keys at those bands' places are
-    looked at first, all of its keys only when none of those is in the
-    batch (a field of another layout). At a million records that is 2
-    lookups a member instead of 21, where this loop was most of the
-    report's own time.
+    A record's band keys are stored in band order (``bands.band_keys``),
+    and a batch's keys come from one band or two: a record's keys at those
+    bands' places are looked at first, all of its keys only when none of
+    those is in the batch (a field of another layout). At a million
+    records that is 2 lookups a member instead of 21, where this loop was
+    most of the report's own time. Keys are compared as the terms
+    component lists them, as text.
     """
-    places = sorted({int(key[:2], 16) for key in batch}) if all(len(key) == 16 for key in batch) else []
+    places = sorted({band_of(int(key)) for key in batch}) if all(key.lstrip("-").isdigit() for key in batch) else []
     members: dict[str, list[str]] = {}
     for doc in docs:
         values = doc.get(field_name, ())
-        if isinstance(values, str):
+        if not isinstance(values, list):
             values = [values]
         found = False
         for place in places:
-            if place < len(values) and (key := values[place]) in batch:
+            if place < len(values) and (key := str(values[place])) in batch:
                 members.setdefault(key, []).append(doc[ID])
                 found = True
         if not found:
-            for key in values:
+            for key in map(str, values):
                 if key in batch:
                     members.setdefault(key, []).append(doc[ID])
     return list(members.values())

@@ -65,7 +65,7 @@ def query_values(doc: dict[str, Any], mode: Mode, minhash_values: int) -> list[s
     return values
 
 
-def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str],
+def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str] | list[int],
                per_record: int, within: str = "") -> list[dict[str, Any]]:
     """The ``per_record`` other records sharing most ``values`` with ``doc``
     (one Solr request; ``doc`` needs ``id``, and ``first_word`` for a mode

@@ -26,7 +26,7 @@ from itertools import chain
 
 import numpy as np
 
-from ..lsh.bands import band_prefix
+from ..lsh.bands import band_range
 from .buckets import Candidates, Pairing, Skipped, bucket_batches
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
@@ -67,7 +67,7 @@ def weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | No
     tick = Tally(progress, "colliding bands", settings.bands)
     pairing = Pairing()
     requests = chain(
-        bucket_batches(solr, BAND_KEYS, [band_prefix(b) for b in range(settings.bands)], max_bucket=max_bucket,
+        bucket_batches(solr, BAND_KEYS, [band_range(b) for b in range(settings.bands)], max_bucket=max_bucket,
                        skipped=skipped, with_texts=True, progress=tick),
         bucket_batches(solr, MD5, [""], max_bucket=None, with_texts=True),
     )

@@ -3,6 +3,8 @@
 import hashlib
 
 import mmh3
+import pytest
+from neardup_solr.errors import OldIndex
 from neardup_solr.index.documents import DocumentBuilder
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.index.writer import index_records
@@ -94,9 +96,20 @@ def test_index_settings_are_kept_in_the_index(core):
     assert IndexSettings.load(core) == settings
 
 
-def test_settings_an_index_kept_under_their_old_names_still_load(core):
-    core.set_user_properties({"neardup.signatures": "12", "neardup.rows": "4", "neardup.bands": "30"})
-    assert IndexSettings.load(core) == IndexSettings(minhash_values=12, bands=30, band_rows=4)
+def test_an_index_of_an_earlier_layout_is_refused_with_a_hint_not_read_wrong(core, tmp_path):
+    from conftest import run_cli
+
+    records = tmp_path / "r.txt"
+    records.write_text("1 Art's Deli 12224 Ventura Blvd. Studio City\n2 Art's Deli 12224 Ventura Blvd Studio City\n")
+    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    assert IndexSettings.load(core).bands > 0
+    # An earlier version kept its settings without the layout (its band keys were text).
+    core.set_user_properties({"neardup.layout": ""})
+    with pytest.raises(OldIndex):
+        IndexSettings.load(core)
+    done = run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url)
+    assert done.returncode == 1 and "built by an earlier version" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "p.tsv").exists()
 
 
 def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):

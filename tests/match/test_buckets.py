@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup_solr.lsh.bands import band_prefix
+from neardup_solr.lsh.bands import band_range
 from neardup_solr.match import buckets
 from neardup_solr.match.buckets import Pairing, Skipped, _members, bucket_batches
 from neardup_solr.index.documents import DocumentBuilder
@@ -35,9 +35,10 @@ def records() -> list[Record]:
 
 
 @pytest.mark.parametrize(("postings", "page"), [(True, None), (True, 3), (False, None)],
-                         ids=["from the postings", "from the postings in pages of 3", "by queries"])
+                         ids=["from the handler", "from the handler in pages of 3 and pieces of 5", "by queries"])
 def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings, page):
-    """Read through the local Solr's /buckets handler (in pages of any size)
+    """Read through the local Solr's /buckets handler (the band keys' points
+    in pieces of a range of any size, the MD5s' terms in pages of any size)
     or, where it is missing (SolrCloud, a Solr without the launcher), by
     queries: the same buckets and texts, a deleted record in none, the
     records written in two commits (two segments) alike."""
@@ -52,6 +53,7 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
         monkeypatch.setattr(Solr, "reads_buckets", lambda self: False)
     if page is not None:
         monkeypatch.setattr(buckets, "WALK_MEMBERS", page)
+        monkeypatch.setattr(buckets, "WALK_POINTS", 5)
     # The buckets as the records' own keys make them: band keys shared by
     # 2 to 10 records, MD5s shared by any number.
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -66,7 +68,7 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
 
     skipped, texts, bands_done, found = Skipped(), {}, [], []
     for groups, members in chain(
-        bucket_batches(core, BAND_KEYS, [band_prefix(b) for b in range(8)], max_bucket=10, skipped=skipped,
+        bucket_batches(core, BAND_KEYS, [band_range(b) for b in range(8)], max_bucket=10, skipped=skipped,
                        with_texts=True, progress=lambda: bands_done.append(1)),
         bucket_batches(core, MD5, [""], max_bucket=None, with_texts=True),
     ):
@@ -83,8 +85,8 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
 def test_members_are_found_whatever_the_order_of_a_records_keys():
     # Band keys in band order are looked up where their band puts them; keys
     # in another order (or another field's) are found by looking at them all.
-    keys = [f"{band:02x}{band:014x}" for band in range(4)]
-    batch = {keys[1]: 2, keys[2]: 2}
+    keys = [(band << 56) + band for band in range(4)]
+    batch = {str(keys[1]): 2, str(keys[2]): 2}
     docs = [{"id": "a", "k": keys}, {"id": "b", "k": keys[::-1]}, {"id": "c", "k": keys[3]}]
     assert sorted(_members(docs, batch, "k")) == [["a", "b"], ["a", "b"]]
 
