@@ -17,6 +17,7 @@ from itertools import takewhile
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
+import orjson
 import pysolr
 import requests
 import urllib3
@@ -452,15 +453,15 @@ class Solr:
         if answer.status_code != 200:
             message = f"Solr responded with an error (HTTP {answer.status_code}): {_reason(answer)}"
             raise self._failure(what, None, _first_line(message))
-        return answer.json()
+        return orjson.loads(answer.content)
 
 
 def update_body(docs: Iterable[dict[str, Any]]) -> bytes:
     """The JSON body of an update request adding ``docs``, fields without a
-    value (``None``, ``""``) left out. Control characters are escaped, as
-    JSON escapes them."""
-    return json.dumps([{k: v for k, v in doc.items() if v is not None and v != ""} for doc in docs],
-                      separators=(",", ":")).encode()
+    value (``None``, ``""``) left out: compact UTF-8, control characters
+    escaped, as JSON escapes them (by orjson: encoding these bodies was the
+    largest share of an index's own time with the standard library)."""
+    return orjson.dumps([{k: v for k, v in doc.items() if v is not None and v != ""} for doc in docs])
 
 
 def log_replaying(metrics: Any, core: str) -> bool:
