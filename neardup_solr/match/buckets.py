@@ -7,12 +7,13 @@ of values at a time, sorted there, and a field's keys (terms) by walking
 a prefix's terms and their postings; for each key at least two records
 hold, the holders' ids come from the ids' docValues (no stored field
 opened), a page of buckets a request; each record's text is then read
-once. Elsewhere (SolrCloud, a Solr without the handler) the terms
-component lists the keys at least two records hold (``terms.mincount``
-2; of points, every band's at once), and the records holding a batch of
-them are read by a ``{!terms}`` query (no escaping, no clause limit) that
-returns each member with its keys and text. Every pair inside a key's
-bucket is a candidate.
+once. Elsewhere (SolrCloud, a Solr without the handler) every record's
+band keys are read once, in cursor pages, and bucketed here; a field's
+keys (terms) are listed by the terms component where at least two
+records hold them (``terms.mincount`` 2), and the records holding a
+batch of them are read by a ``{!terms}`` query (no escaping, no clause
+limit) that returns each member with its keys and text. Every pair
+inside a key's bucket is a candidate.
 
 A key held by very many records says little (a phrase every record has)
 and would make its bucket's pairs quadratic; keys held by more than
@@ -48,13 +49,15 @@ from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
 from ..index.solr import Solr
-from ..lsh.bands import MAX_BUCKET, band_of
+from ..lsh.bands import MAX_BUCKET
 
 # Records read by one bucket request by query. Two requests are in flight, so this
 # bounds the members held at once: a lower peak than larger reads, the same pairs (docs/scale.md).
 DOCS_PER_QUERY = 5_000
 # Members of one page of buckets from the postings.
 WALK_MEMBERS = 20_000
+# Records read by one cursor page where no handler reads a field of points.
+READ_PAGE = 5_000
 # Values of a field of points (the band keys) read by one request: about
 # as many members as a page of terms where a band's keys are shared as at
 # a million short records.
@@ -113,9 +116,7 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int
     The terms component reads the term dictionary alone, so the key field
     needs no docValues (which would cost a third of the indexing time). Its
     counts include records deleted or replaced but not yet merged away,
-    which can only add a key whose bucket then holds fewer records. A field
-    of points (the band keys) takes no prefix: ``prefix`` must be empty,
-    and every shared value of the field comes in one answer.
+    which can only add a key whose bucket then holds fewer records.
     """
     return solr.terms(field_name, prefix=prefix, mincount=2)[1]
 
@@ -132,17 +133,14 @@ def bucket_batches(solr: Solr, field_name: str, parts: Sequence[Part], *, max_bu
     if solr.reads_buckets():
         yield from _with_texts(solr, _walked(solr, field_name, parts, max_bucket, tally, progress), with_texts)
         return
+    if parts and not isinstance(parts[0], str):
+        yield from _with_texts(solr, _read_whole(solr, field_name, parts, max_bucket, tally, progress), with_texts)
+        return
 
     def kept() -> Iterator[tuple[str, int]]:
-        # A prefix at a time, as the batches need them: never all keys at once (but of points, which take no prefix).
-        listed = None
+        # A prefix at a time, as the batches need them: never all keys at once.
         for part in parts:
-            if isinstance(part, str):
-                found = shared_keys(solr, field_name, part)
-            else:
-                listed = shared_keys(solr, field_name, "") if listed is None else listed
-                found = [(key, count) for key, count in listed if part[0] <= int(key) <= part[1]]
-            for key, count in found:
+            for key, count in shared_keys(solr, field_name, part):
                 if max_bucket is None or count <= max_bucket:
                     yield key, count
                 else:
@@ -206,6 +204,62 @@ def _walked(solr: Solr, field_name: str, parts: Iterable[Part], max_bucket: int 
                 progress()
 
 
+def _read_whole(solr: Solr, field_name: str, parts: Sequence[Part], max_bucket: int | None, tally: Skipped,
+                progress: Callable[[], None]) -> Iterator[list[list[str]]]:
+    """The buckets of each range of a field of points where no handler reads
+    them (SolrCloud, a Solr without the launcher): every record's stored
+    keys read once, in cursor pages (each shard reads its own), and the
+    buckets made here, a range at a time, a count being of live records as
+    the handler's. The terms component would list a field of points only
+    whole, every record's every key through one node in one answer.
+    Memory holds 12 bytes a key and each record's id."""
+    ids: list[str] = []
+    held: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    page: list[int] = []
+    counts: list[int] = []
+
+    def keep() -> None:
+        # A page's keys at a time into arrays: as Python ints they would cost 4 times as much.
+        held.append(np.array(page, np.int64))
+        owners.append(np.repeat(np.arange(len(ids) - len(counts), len(ids), dtype=np.int32), counts))
+        page.clear()
+        counts.clear()
+
+    for doc in solr.iter_docs([ID, field_name], batch=READ_PAGE):
+        values = doc.get(field_name) or []
+        values = values if isinstance(values, list) else [values]
+        page.extend(values)
+        counts.append(len(values))
+        ids.append(doc[ID])
+        if len(counts) == READ_PAGE:
+            keep()
+    keep()
+    keys = np.concatenate(held)
+    owner = np.concatenate(owners)
+    held.clear()
+    owners.clear()
+    for low, high in parts:
+        inside = np.flatnonzero((keys >= low) & (keys <= high))
+        order = inside[np.lexsort((owner[inside], keys[inside]))]
+        starts = np.flatnonzero(np.concatenate(([True], keys[order][1:] != keys[order][:-1])))
+        sizes = np.diff(np.append(starts, len(order)))
+        shared = sizes >= 2
+        too_large = shared & (sizes > max_bucket) if max_bucket is not None else np.zeros(len(sizes), bool)
+        if too_large.any():
+            tally.add(int(too_large.sum()), int(sizes[too_large].max()))
+        groups, members = [], 0
+        for start, size in zip(starts[shared & ~too_large].tolist(), sizes[shared & ~too_large].tolist()):
+            groups.append([ids[n] for n in owner[order[start:start + size]].tolist()])
+            members += size
+            if members >= WALK_MEMBERS:
+                yield groups
+                groups, members = [], 0
+        if groups:
+            yield groups
+        progress()
+
+
 def _with_texts(solr: Solr, found: Iterator[list[list[str]]],
                 with_texts: bool) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
     """Batches of buckets read from the postings, with (``with_texts``) the
@@ -235,31 +289,13 @@ def _with_texts(solr: Solr, found: Iterator[list[list[str]]],
 
 
 def _members(docs: list[dict], batch: dict[str, int], field_name: str) -> list[list[str]]:
-    """The ids of ``docs`` holding each key of ``batch``.
-
-    A record's band keys are stored in band order (``bands.band_keys``),
-    and a batch's keys come from one band or two: a record's keys at those
-    bands' places are looked at first, all of its keys only when none of
-    those is in the batch (a field of another layout). At a million
-    records that is 2 lookups a member instead of 21, where this loop was
-    most of the report's own time. Keys are compared as the terms
-    component lists them, as text.
-    """
-    places = sorted({band_of(int(key)) for key in batch}) if all(key.lstrip("-").isdigit() for key in batch) else []
+    """The ids of ``docs`` holding each key of ``batch``."""
     members: dict[str, list[str]] = {}
     for doc in docs:
         values = doc.get(field_name, ())
-        if not isinstance(values, list):
-            values = [values]
-        found = False
-        for place in places:
-            if place < len(values) and (key := str(values[place])) in batch:
+        for key in [values] if isinstance(values, str) else values:
+            if key in batch:
                 members.setdefault(key, []).append(doc[ID])
-                found = True
-        if not found:
-            for key in map(str, values):
-                if key in batch:
-                    members.setdefault(key, []).append(doc[ID])
     return list(members.values())
 
 
