@@ -110,6 +110,10 @@ def test_an_index_of_an_earlier_layout_is_refused_with_a_hint_not_read_wrong(cor
     done = run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url)
     assert done.returncode == 1 and "built by an earlier version" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "p.tsv").exists()
+    # What the hint says to do: indexing the records again makes an index this version reads.
+    assert run_cli("index", str(records), "--solr-url", core.url).returncode == 0
+    assert run_cli("report", str(tmp_path / "p.tsv"), "--solr-url", core.url).returncode == 0
+    assert (tmp_path / "p.tsv").read_text().startswith("1\t2\t")
 
 
 def test_a_lean_index_holds_only_the_default_modes_fields(core, tmp_path):
