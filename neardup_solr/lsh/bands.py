@@ -66,11 +66,6 @@ def band_keys(signatures: np.ndarray, bands: int, band_rows: int) -> list[list[i
     return band_hashes(signatures, bands, band_rows).view(np.int64).tolist()
 
 
-def band_of(key: int) -> int:
-    """The band a key of :func:`band_keys` is of: its top byte."""
-    return (key >> 56) & 0xFF
-
-
 def band_range(band: int) -> tuple[int, int]:
     """The smallest and largest key band ``band`` can have, as signed numbers."""
     low = band << 56

@@ -239,11 +239,12 @@ def _read_whole(solr: Solr, field_name: str, parts: Sequence[Part], max_bucket: 
     owner = np.concatenate(owners)
     held.clear()
     owners.clear()
+    from ..fields.keys import runs  # the fields' key code comes with it: imported only on this path
+
     for low, high in parts:
         inside = np.flatnonzero((keys >= low) & (keys <= high))
         order = inside[np.lexsort((owner[inside], keys[inside]))]
-        starts = np.flatnonzero(np.concatenate(([True], keys[order][1:] != keys[order][:-1])))
-        sizes = np.diff(np.append(starts, len(order)))
+        starts, sizes = runs(keys[order])
         shared = sizes >= 2
         too_large = shared & (sizes > max_bucket) if max_bucket is not None else np.zeros(len(sizes), bool)
         if too_large.any():
