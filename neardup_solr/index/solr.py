@@ -13,10 +13,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
 from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
+import numpy as np
 import orjson
 import pysolr
 import requests
@@ -25,7 +27,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from ..errors import MissingCore, SolrFailure, SolrUnavailable
-from .schema import BAND_KEYS, ID, TEXT
+from .schema import ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
 # Seconds to wait for one answer, for the library and the command line
@@ -327,44 +329,67 @@ class Solr:
                 progress(len(chunk))
         return found
 
-    def buckets(self, field: str, part: str | tuple[int, int], *, max_bucket: int | None = None,
-                after: str | None = None, members: int | None = None) -> tuple[list[list[str]], int, int, str | None]:
-        """The ids of the documents holding each key of ``field`` in
-        ``part`` that two or more documents hold; the keys held by more than
-        ``max_bucket`` (if given) are left out: how many, and the largest
-        count among them. One request to the local Solr's ``/buckets``
-        handler, which reads no stored field (see :meth:`reads_buckets`).
+    def pin(self) -> Snapshot | None:
+        """A snapshot of the index as it is now, for :meth:`buckets` and
+        :meth:`records` to read in as many requests as they need, whatever
+        is written meanwhile; ``None`` where it cannot be had: a collection
+        of SolrCloud (the handler refuses there: a shard holds part of a
+        bucket) or a Solr started by an earlier launcher. Let go by
+        :meth:`unpin`, or by Solr after ten idle minutes."""
+        try:
+            answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
+                                       data={"action": "open"})
+        except requests.RequestException as err:
+            raise self._failure("request", err, _first_line(str(err))) from None
+        if answer.status_code != 200 or "snapshot" not in (found := orjson.loads(answer.content)):
+            return None
+        return Snapshot(found["snapshot"], found["maxDoc"])
+
+    def unpin(self, snapshot: Snapshot) -> None:
+        """Let ``snapshot`` go (the index files it held may then be merged away)."""
+        self._form({"action": "close", "snapshot": snapshot.name})
+
+    def buckets(self, snapshot: Snapshot, field: str, part: str | tuple[int, int], *, max_bucket: int | None = None,
+                after: str | None = None, members: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, int, int, str | None]:
+        """The documents holding each key of ``field`` in ``part`` that two
+        or more documents hold, as their numbers in ``snapshot``: each
+        bucket's size, and their members one bucket after another (int32).
+        The keys held by more than ``max_bucket`` (if given) are left out:
+        how many, and the largest count among them. One request to the local
+        Solr's ``/buckets`` handler, which reads no stored field.
 
         A field of terms: ``part`` is a prefix, the terms are walked in
         index order from the term dictionary and the postings (those after
         ``after``, if given), and a count, as the terms component's,
         includes documents deleted but not yet merged away. With
-        ``members``, the walk stops once its buckets hold that many ids, and
-        the last term read is returned for the next request's ``after``
-        (else ``None``). A field of points (the band keys): ``part`` is the
-        smallest and largest value, read whole, and a count is of live
-        documents."""
-        form: dict[str, object] = {"f": field, "max": max_bucket, "after": after, "members": members}
+        ``members``, the walk stops once its buckets hold that many
+        documents, and the last term read is returned for the next
+        request's ``after`` (else ``None``). A field of points (the band
+        keys): ``part`` is the smallest and largest value, read whole, and a
+        count is of live documents."""
+        form: dict[str, object] = {"snapshot": snapshot.name, "f": field, "max": max_bucket, "after": after,
+                                   "members": members}
         if isinstance(part, str):
             form["prefix"] = part
         else:
             form["lo"], form["hi"] = part
-        body = urlencode({name: value for name, value in form.items() if value is not None}).encode()
-        answer = self.post(BUCKETS, body, "application/x-www-form-urlencoded")
-        return answer["buckets"], answer["skipped"], answer["largest"], answer["next"]
+        answer = self._form(form)
+        return (np.array(answer["sizes"], np.int64), np.array(answer["docs"], np.int32), answer["skipped"],
+                answer["largest"], answer["next"])
 
-    def reads_buckets(self) -> bool:
-        """Whether :meth:`buckets` can be asked here: a core of the local Solr
-        (whose launcher has the handler), not a collection of SolrCloud (the
-        handler refuses there: a shard holds part of a bucket), nor a Solr
-        started by an earlier launcher (whose handler reads no points). One
-        request, for an empty range of the band keys."""
-        try:
-            answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
-                                       data={"f": BAND_KEYS, "lo": "0", "hi": "-1"})
-        except requests.RequestException as err:
-            raise self._failure("request", err, _first_line(str(err))) from None
-        return answer.status_code == 200
+    def records(self, snapshot: Snapshot, docs: np.ndarray, field: str = TEXT) -> tuple[list[str | None], list]:
+        """The id and stored ``field`` of each document ``docs`` numbers in
+        ``snapshot`` (``None`` for one not live in it), in that order; read
+        in the documents' order, which neighbours share stored blocks in."""
+        answer = self._form({"action": "records", "snapshot": snapshot.name, "fl": field,
+                             "docs": ",".join(map(str, docs.tolist()))})
+        return answer["ids"], answer["values"]
+
+    def _form(self, form: dict[str, object]) -> dict[str, Any]:
+        """One form POST to the ``/buckets`` handler, fields without a value left out."""
+        body = urlencode({name: value for name, value in form.items() if value is not None}).encode()
+        return self.post(BUCKETS, body, "application/x-www-form-urlencoded")
 
     def count(self, q: str = "*:*") -> int:
         return self.search(q, rows=0).hits
@@ -454,6 +479,16 @@ class Solr:
             message = f"Solr responded with an error (HTTP {answer.status_code}): {_reason(answer)}"
             raise self._failure(what, None, _first_line(message))
         return orjson.loads(answer.content)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot of a core's index that the ``/buckets`` handler holds
+    (:meth:`Solr.pin`), and how many documents it numbers (deleted ones
+    too)."""
+
+    name: str
+    max_doc: int
 
 
 def update_body(docs: Iterable[dict[str, Any]]) -> bytes:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +49,8 @@ import numpy as np
 from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
-from ..index.solr import Solr
+from ..errors import SolrFailure, SolrUnavailable
+from ..index.solr import Snapshot, Solr
 from ..lsh.bands import MAX_BUCKET
 
 # Records read by one bucket request by query. Two requests are in flight, so this
@@ -121,21 +123,123 @@ def shared_keys(solr: Solr, field_name: str, prefix: str) -> list[tuple[str, int
     return solr.terms(field_name, prefix=prefix, mincount=2)[1]
 
 
-def bucket_batches(solr: Solr, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
-                   skipped: Skipped | None = None, with_texts: bool = False,
-                   progress: Callable[[], None] = lambda: None) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
-    """The ids holding each shared key of ``field_name`` in one of
-    ``parts`` (prefixes of a field of terms, or (smallest, largest) values of
-    a field of points), ``max_bucket=None`` keeping every key: a batch of
-    buckets at a time, with (``with_texts``) the texts of their members.
-    ``progress`` is told when a part is done."""
-    tally = skipped if skipped is not None else Skipped()
-    if solr.reads_buckets():
-        yield from _with_texts(solr, _walked(solr, field_name, parts, max_bucket, tally, progress), with_texts)
+@dataclass
+class Batch:
+    """Buckets as record numbers, and the records first met in them.
+
+    A report's records are numbered 0, 1, 2, ... in order of first arrival;
+    the records first met in this batch are numbered from the count before
+    it, in the order of ``ids`` and ``texts``."""
+
+    sizes: np.ndarray  # each bucket's members (int64)
+    members: np.ndarray  # their numbers, bucket after bucket (int32)
+    ids: list[str]
+    texts: list[str]
+
+
+class BucketReader:
+    """One report's reading of buckets, its records numbered across every
+    field it reads (:meth:`batches`)."""
+
+    def batches(self, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
+                skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[Batch]:
+        """The records holding each shared key of ``field_name`` in one of
+        ``parts`` (prefixes of a field of terms, or (smallest, largest)
+        values of a field of points), ``max_bucket=None`` keeping every key:
+        a batch of buckets at a time, with the ids and texts of the records
+        no earlier batch held. ``progress`` is told when a part is done."""
+        raise NotImplementedError
+
+
+@contextmanager
+def bucket_reader(solr: Solr) -> Iterator[BucketReader]:
+    """A reader of ``solr``'s buckets: from a snapshot of the local core
+    (:meth:`Solr.pin`), else by queries (:class:`_Queried`); the snapshot
+    let go at the end, however it ends."""
+    snapshot = solr.pin()
+    if snapshot is None:
+        yield _Queried(solr)
         return
-    if parts and not isinstance(parts[0], str):
-        yield from _with_texts(solr, _read_whole(solr, field_name, parts, max_bucket, tally, progress), with_texts)
-        return
+    try:
+        yield _Pinned(solr, snapshot)
+    finally:
+        try:
+            solr.unpin(snapshot)
+        except (SolrFailure, SolrUnavailable):
+            pass  # Solr lets a snapshot go itself after ten idle minutes, or when it stops
+
+
+class _Pinned(BucketReader):
+    """Buckets from the local Solr's ``/buckets`` handler, as the documents'
+    numbers in one snapshot of the index; a record is numbered by a table
+    of the snapshot's documents (4 bytes each), and its id and text are read
+    by its document's number when it first arrives."""
+
+    def __init__(self, solr: Solr, snapshot: Snapshot) -> None:
+        self.solr, self.snapshot = solr, snapshot
+        self.number = np.full(snapshot.max_doc, -1, np.int32)
+        self.count = 0
+
+    def batches(self, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
+                skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[Batch]:
+        tally = skipped if skipped is not None else Skipped()
+
+        def numbered(pages: Iterator[tuple[np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+            # In page order, so a record's number is that of its first arrival.
+            for sizes, docs in pages:
+                fresh = docs[self.number[docs] < 0]
+                distinct, first = np.unique(fresh, return_index=True)
+                new = distinct[np.argsort(first, kind="stable")]
+                self.number[new] = np.arange(self.count, self.count + len(new), dtype=np.int32)
+                self.count += len(new)
+                yield sizes, self.number[docs], new
+
+        def read(page: tuple[np.ndarray, np.ndarray, np.ndarray]) -> Batch:
+            sizes, members, new = page
+            ids: list = []
+            texts: list = []
+            for start in range(0, len(new), READ_PAGE):
+                some_ids, some_texts = self.solr.records(self.snapshot, new[start:start + READ_PAGE])
+                ids += some_ids
+                texts += [text or "" for text in some_texts]  # a record of no text stores none
+            return Batch(sizes, members, ids, texts)
+
+        # Two reads of records in flight: Solr reads one while the last is taken apart.
+        yield from bounded_map(read, numbered(_walked(self.solr, self.snapshot, field_name, parts, max_bucket, tally,
+                                                      progress)), 2)
+
+
+class _Queried(BucketReader):
+    """Buckets where no handler reads them (SolrCloud, a Solr without the
+    launcher): a field of points by reading every record's keys
+    (:func:`_read_whole`), a field of terms by the terms component and
+    queries; records numbered by their ids (``numbering.py``)."""
+
+    def __init__(self, solr: Solr) -> None:
+        from .numbering import Numbering  # numba comes with it: imported when buckets are read
+
+        self.solr = solr
+        self.numbering = Numbering()
+        self.sent: set[str] = set()
+
+    def batches(self, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
+                skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[Batch]:
+        tally = skipped if skipped is not None else Skipped()
+        if parts and not isinstance(parts[0], str):
+            found = _with_texts(self.solr, _read_whole(self.solr, field_name, parts, max_bucket, tally, progress),
+                                self.sent)
+        else:
+            found = _terms_read(self.solr, field_name, parts, max_bucket, tally, progress)
+        for groups, texts in found:
+            numbers, new = self.numbering.add([member for group in groups for member in group])
+            yield Batch(np.array([len(group) for group in groups], np.int64), numbers, new, [texts[i] for i in new])
+
+
+def _terms_read(solr: Solr, field_name: str, parts: Sequence[Part], max_bucket: int | None, tally: Skipped,
+                progress: Callable[[], None]) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """The buckets of a field of terms by the terms component (the keys
+    at least two records hold) and ``{!terms}`` queries (the records
+    holding a batch of them, with their keys and texts)."""
 
     def kept() -> Iterator[tuple[str, int]]:
         # A prefix at a time, as the batches need them: never all keys at once.
@@ -147,7 +251,7 @@ def bucket_batches(solr: Solr, field_name: str, parts: Sequence[Part], *, max_bu
                     tally.add(1, count)
             progress()
 
-    fields = f"{ID},{field_name}" + (f",{TEXT}" if with_texts else "")
+    fields = f"{ID},{field_name},{TEXT}"
 
     def fetch(batch: dict[str, int]) -> tuple[dict[str, int], list[dict]]:
         # One request per batch, its size known from the counts: no paging,
@@ -157,34 +261,32 @@ def bucket_batches(solr: Solr, field_name: str, parts: Sequence[Part], *, max_bu
 
     # Two requests in flight: Solr reads one batch while we take the last apart.
     for batch, docs in bounded_map(fetch, _batches(kept()), 2):
-        yield _members(docs, batch, field_name), ({doc[ID]: doc[TEXT] for doc in docs} if with_texts else {})
+        yield _members(docs, batch, field_name), {doc[ID]: doc[TEXT] for doc in docs}
 
 
-def _walked(solr: Solr, field_name: str, parts: Iterable[Part], max_bucket: int | None, tally: Skipped,
-            progress: Callable[[], None]) -> Iterator[list[list[str]]]:
+def _walked(solr: Solr, snapshot: Snapshot, field_name: str, parts: Iterable[Part], max_bucket: int | None,
+            tally: Skipped, progress: Callable[[], None]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The buckets of each part from the local Solr's ``/buckets`` handler,
-    which reads the keys and their holders itself: a prefix's terms in
-    pages of about ``WALK_MEMBERS`` members, a range of points in pieces of
-    about ``WALK_POINTS`` values; the next page asked for as soon as the
-    last came, so Solr reads while the last is taken apart."""
-    pieces = None
+    which reads the keys and their holders itself, as each bucket's size
+    and its documents' numbers in ``snapshot``: a prefix's terms in pages
+    of about ``WALK_MEMBERS`` members, a range of points in pieces of about
+    ``WALK_POINTS`` values; the next page asked for as soon as the last
+    came, so Solr reads while the last is taken apart."""
+    pieces = max(1, -(-snapshot.max_doc // WALK_POINTS))
 
     def requests() -> Iterator[tuple[Part, bool]]:
         # Each piece of a range, the last one marked as its part's end.
-        nonlocal pieces
         for part in parts:
             if isinstance(part, str):
                 yield part, True
                 continue
-            if pieces is None:
-                pieces = max(1, -(-solr.count() // WALK_POINTS))
             low, high = part
             edges = [low + (high - low + 1) * n // pieces for n in range(pieces)] + [high + 1]
             for at in range(pieces):
                 yield (edges[at], edges[at + 1] - 1), at == pieces - 1
 
     def ask(part: Part, last: bool, after: str | None) -> tuple[Part, bool, tuple]:
-        return part, last, solr.buckets(field_name, part, max_bucket=max_bucket, after=after,
+        return part, last, solr.buckets(snapshot, field_name, part, max_bucket=max_bucket, after=after,
                                         members=WALK_MEMBERS if isinstance(part, str) else None)
 
     todo = requests()
@@ -192,14 +294,14 @@ def _walked(solr: Solr, field_name: str, parts: Iterable[Part], max_bucket: int 
         first = next(todo, None)
         pending = None if first is None else pool.submit(ask, *first, None)
         while pending is not None:
-            part, last, (groups, count, largest, after) = pending.result()
+            part, last, (sizes, docs, count, largest, after) = pending.result()
             if after is None:
                 following = next(todo, None)
                 pending = None if following is None else pool.submit(ask, *following, None)
             else:
                 pending = pool.submit(ask, part, last, after)
             tally.add(count, largest)
-            yield groups
+            yield sizes, docs
             if after is None and last:
                 progress()
 
@@ -262,17 +364,15 @@ def _read_whole(solr: Solr, field_name: str, parts: Sequence[Part], max_bucket: 
 
 
 def _with_texts(solr: Solr, found: Iterator[list[list[str]]],
-                with_texts: bool) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
-    """Batches of buckets read from the postings, with (``with_texts``) the
-    texts of the members no earlier batch held: each record's text read
-    once instead of once a bucket. Memory holds the ids whose texts were
-    read."""
-    sent: set[str] = set()
+                sent: set[str]) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """Batches of buckets with the texts of the members not in ``sent``
+    (which gains them): each record's text read once instead of once a
+    bucket. Memory holds the ids whose texts were read."""
 
     def needing(found: Iterator[list[list[str]]]) -> Iterator[tuple[list[list[str]], list[str]]]:
         # In batch order, so a batch is never left without a text an earlier batch was to bring.
         for groups in found:
-            new = [] if not with_texts else list(dict.fromkeys(m for g in groups for m in g if m not in sent))
+            new = list(dict.fromkeys(m for g in groups for m in g if m not in sent))
             sent.update(new)
             yield groups, new
 
@@ -315,47 +415,47 @@ def _batches(keys: Iterable[tuple[str, int]]) -> Iterator[dict[str, int]]:
 
 
 class Pairing:
-    """Every pair inside each group, gathered as groups arrive.
+    """Every pair inside each bucket, gathered as batches of buckets arrive.
 
-    Ids get numbers in order of arrival (:meth:`add` says which ids it saw
-    first; ``numbering.py``, 50-85 bytes an id). The pairs met are kept as
-    two int32 arrays of those numbers, 8 bytes a pair met; whenever as many
-    pairs were met as are already known (and at least ``block``,
-    ``PAIR_BLOCK`` by default), they are folded into the sorted distinct
-    codes of the pairs known so far (8 bytes a distinct pair), so a pair met
-    in many groups costs its bytes once and the work stays n log n over all.
-    Only at the end are the numbers put in id order (:meth:`candidates`).
-    The pairs of a request's groups are made at once, by numpy, for each
-    size of group.
+    The pairs met are kept as two int32 arrays of the records' numbers
+    (:class:`Batch`), 8 bytes a pair met; whenever as many pairs were met
+    as are already known (and at least ``block``, ``PAIR_BLOCK`` by
+    default), they are folded into the sorted distinct codes of the pairs
+    known so far (8 bytes a distinct pair), so a pair met in many buckets
+    costs its bytes once and the work stays n log n over all. The records'
+    ids are kept as they arrive (``numbering.Ids``, about 17 bytes an id),
+    and only at the end are the numbers put in id order (:meth:`candidates`).
+    The pairs of a batch's buckets are made at once, by numpy, for each
+    size of bucket.
     """
 
     def __init__(self, block: int | None = None) -> None:
-        from .numbering import Numbering  # numba comes with it: imported when pairs are made
-
         self.block = PAIR_BLOCK if block is None else block
-        self.numbering = Numbering()
+        self.arrived: list[tuple[bytes, np.ndarray]] = []  # the records' ids by number, a batch's at a time
         self.left: list[np.ndarray] = []
         self.right: list[np.ndarray] = []
         self.met = 0
         self.known = np.zeros(0, np.int64)  # distinct codes larger << 32 | smaller, sorted
 
-    def add(self, groups: list[list[str]]) -> list[str]:
-        """Pair up the members of each group; the ids seen for the first time, in order."""
-        flat, new = self.numbering.add([member for group in groups for member in group])
-        sizes = np.array([len(group) for group in groups], np.int64)
+    def add(self, batch: Batch) -> None:
+        """Pair up the members of each bucket; keep the ids of the records first met."""
+        from .numbering import encoded
+
+        if batch.ids:
+            self.arrived.append(encoded(batch.ids))
+        sizes, flat = batch.sizes, batch.members
         starts = np.cumsum(sizes) - sizes
         for size in np.unique(sizes).tolist():
             if size < 2:
                 continue
             at = starts[sizes == size]
-            grid = flat[at[:, None] + np.arange(size)]  # a row per group of this size
+            grid = flat[at[:, None] + np.arange(size)]  # a row per bucket of this size
             first, second = np.triu_indices(size, k=1)
             self.left.append(grid[:, first].ravel())
             self.right.append(grid[:, second].ravel())
             self.met += len(at) * len(first)
         if self.met >= max(self.block, len(self.known)):
             self._fold()
-        return new
 
     def _fold(self) -> None:
         """The pairs met since the last fold, into ``known``."""
@@ -371,11 +471,11 @@ class Pairing:
     def candidates(self) -> tuple[Candidates, np.ndarray]:
         """The pairs, each once, smaller id first, in id order; and each
         record's number of arrival by its place in id order."""
-        from .numbering import Ids, Numbering
+        from .numbering import Ids
 
         self._fold()
-        arrived = self.numbering.ids()
-        self.numbering = Numbering()
+        arrived = Ids.of_blocks(self.arrived)
+        self.arrived = []
         arrival = id_order(arrived)
         ids = Ids(arrived[n] for first in range(0, len(arrival), RECODE_SPAN)
                   for n in arrival[first:first + RECODE_SPAN].tolist())

@@ -1,13 +1,14 @@
-"""Ids numbered in order of arrival, in 50-85 bytes an id.
+"""Ids numbered in order of arrival, in 33-67 bytes an id; ids held in about 17.
 
-A report numbers every record it meets in a bucket, the first time it meets
-it, to keep its pairs as arrays of numbers (``buckets.Pairing``). A dict
-of str to int costs about 150 bytes an id (the string, the int, the dict's
-slot): about 110 MB for the 714,120 bucketed records of a million. Here an
-id is its 128-bit MurmurHash3 (``mmh3.hash64``'s two halves) in an
+Where buckets are read by queries (``buckets._Queried``: SolrCloud), a
+report numbers every record it meets in a bucket by its id, the first time
+it meets it, to keep its pairs as arrays of numbers (``buckets.Pairing``).
+A dict of str to int costs about 150 bytes an id (the string, the int, the
+dict's slot): about 110 MB for the 714,120 bucketed records of a million.
+Here an id is its 128-bit MurmurHash3 (``mmh3.hash64``'s two halves) in an
 open-addressing table (linear probing, filled to at most ``LOAD``: 20 bytes
-a slot), and the new ids' characters are kept once, a batch at a time, as
-bytes and lengths (:class:`Ids`: about 17 bytes an id of 9 characters).
+a slot). The records' ids are kept once, a batch at a time, as bytes and
+lengths (:class:`Ids`: about 17 bytes an id of 9 characters).
 
 Two ids share a number only if their 128-bit hashes are equal: for ten
 million ids that happens with probability about 10^-25.
@@ -36,7 +37,6 @@ class Numbering:
         self._high, self._low = np.zeros(slots, np.int64), np.zeros(slots, np.int64)
         self._number = np.full(slots, -1, np.int32)
         self._count = 0
-        self._blocks: list[tuple[bytes, np.ndarray]] = []  # new ids' characters, and their lengths
         self._compiled = compiled
 
     def __len__(self) -> int:
@@ -50,14 +50,7 @@ class Numbering:
         hashes = np.array([mmh3.hash64(i) for i in ids], np.int64).reshape(-1, 2)
         numbers, fresh = np.empty(len(ids), np.int32), np.zeros(len(ids), np.bool_)
         self._count = chosen(_assign, self._compiled)(self._high, self._low, self._number, hashes, self._count, numbers, fresh)
-        new = [ids[i] for i in np.flatnonzero(fresh).tolist()]
-        if new:
-            self._blocks.append(_encoded(new))
-        return numbers, new
-
-    def ids(self) -> Ids:
-        """Every id, by its number."""
-        return Ids.of_blocks(self._blocks)
+        return numbers, [ids[i] for i in np.flatnonzero(fresh).tolist()]
 
     def _grow(self) -> None:
         high, low, number = self._high, self._low, self._number
@@ -109,7 +102,7 @@ class Ids(Sequence[str]):
     equal to any sequence of the same strings."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._set([_encoded(chunk) for chunk in _chunks(ids, IDS_CHUNK)])
+        self._set([encoded(chunk) for chunk in _chunks(ids, IDS_CHUNK)])
 
     @classmethod
     def of_blocks(cls, blocks: list[tuple[bytes, np.ndarray]]) -> Ids:
@@ -160,10 +153,10 @@ class Ids(Sequence[str]):
 IDS_CHUNK = 1 << 16
 
 
-def _encoded(ids: list[str]) -> tuple[bytes, np.ndarray]:
+def encoded(ids: list[str]) -> tuple[bytes, np.ndarray]:
     """The ids' UTF-8 bytes, joined, and each one's length in bytes."""
-    encoded = [i.encode() for i in ids]
-    return b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded))
+    raw = [i.encode() for i in ids]
+    return b"".join(raw), np.fromiter(map(len, raw), np.int64, len(raw))
 
 
 def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:

@@ -27,7 +27,7 @@ from itertools import chain
 import numpy as np
 
 from ..lsh.bands import band_range
-from .buckets import Candidates, Pairing, Skipped, bucket_batches
+from .buckets import Candidates, Pairing, Skipped, bucket_reader
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
 from ..index.schema import BAND_KEYS, MD5, TOKENS
@@ -66,22 +66,22 @@ def weighed_candidates(solr: Solr, settings: IndexSettings, max_bucket: int | No
     skipped = Skipped()
     tick = Tally(progress, "colliding bands", settings.bands)
     pairing = Pairing()
-    requests = chain(
-        bucket_batches(solr, BAND_KEYS, [band_range(b) for b in range(settings.bands)], max_bucket=max_bucket,
-                       skipped=skipped, with_texts=True, progress=tick),
-        bucket_batches(solr, MD5, [""], max_bucket=None, with_texts=True),
-    )
 
     def batches() -> Iterator[list[str]]:
-        # A record's text comes with every bucket it is in; it is weighed the first time.
+        # A record's text comes with the first bucket it is in, and is weighed then.
         batch, size = [], 0
-        for groups, texts in requests:
-            for record_id in pairing.add(groups):
-                batch.append(texts[record_id])
-                size += len(batch[-1])
-            if size >= WEIGH_CHARACTERS:
-                yield batch
-                batch, size = [], 0
+        with bucket_reader(solr) as reader:
+            for found in chain(
+                reader.batches(BAND_KEYS, [band_range(b) for b in range(settings.bands)], max_bucket=max_bucket,
+                               skipped=skipped, progress=tick),
+                reader.batches(MD5, [""], max_bucket=None),
+            ):
+                pairing.add(found)
+                batch += found.texts
+                size += sum(map(len, found.texts))
+                if size >= WEIGH_CHARACTERS:
+                    yield batch
+                    batch, size = [], 0
         if batch:
             yield batch
 

@@ -3,13 +3,15 @@
 from collections import defaultdict
 from itertools import chain, combinations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup_solr.lsh.bands import band_range
 from neardup_solr.match import buckets
-from neardup_solr.match.buckets import Pairing, Skipped, _members, bucket_batches
+from neardup_solr.errors import SolrFailure
+from neardup_solr.match.buckets import Batch, Pairing, Skipped, _members, bucket_reader
 from neardup_solr.index.documents import DocumentBuilder
 from neardup_solr.index.state import IndexSettings
 from neardup_solr.index.writer import index_records
@@ -34,6 +36,26 @@ def records() -> list[Record]:
     return [Record(str(n + 1), text) for n, text in enumerate(texts)]
 
 
+def read_all(core, settings, **batches):
+    """Every bucket of the band keys (a limit of 10) and the MD5s, as ids,
+    the texts that came with them, the keys skipped and the bands done."""
+    skipped, bands_done, ids, texts, found = Skipped(), [], [], [], []
+    with bucket_reader(core) as reader:
+        for batch in chain(
+            reader.batches(BAND_KEYS, [band_range(b) for b in range(settings.bands)], max_bucket=10, skipped=skipped,
+                           progress=lambda: bands_done.append(1)),
+            reader.batches(MD5, [""], max_bucket=None),
+        ):
+            # The records first met here are numbered on from those before.
+            assert len(batch.ids) == len(batch.texts) and batch.members.max(initial=-1) < len(ids) + len(batch.ids)
+            ids += batch.ids
+            texts += batch.texts
+            starts = [0, *batch.sizes.cumsum().tolist()]
+            found += [[ids[n] for n in batch.members[a:b].tolist()] for a, b in zip(starts, starts[1:])]
+    assert len(set(ids)) == len(ids)  # each record numbered once
+    return found, dict(zip(ids, texts)), skipped, len(bands_done)
+
+
 @pytest.mark.parametrize(("postings", "page"), [(True, None), (True, 3), (False, None)],
                          ids=["from the handler", "from the handler in pages of 3 and pieces of 5", "read whole and by queries"])
 def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings, page):
@@ -49,9 +71,11 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
     index_records(core, given[half:], settings=settings)
     core.delete_ids(["gone"])
     core.commit()
-    assert core.reads_buckets()  # the suite's Solr runs the launcher, which has the handler
+    pinned = core.pin()
+    assert pinned is not None  # the suite's Solr runs the launcher, which has the handler
+    core.unpin(pinned)
     if not postings:
-        monkeypatch.setattr(Solr, "reads_buckets", lambda self: False)
+        monkeypatch.setattr(Solr, "pin", lambda self: None)
         monkeypatch.setattr(buckets, "READ_PAGE", 7)
     if page is not None:
         monkeypatch.setattr(buckets, "WALK_MEMBERS", page)
@@ -68,20 +92,42 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
                       if len(ids) >= 2 and (field == MD5 or len(ids) <= 10))
     too_large = [ids for (field, _), ids in holders.items() if field == BAND_KEYS and len(ids) > 10]
 
-    skipped, texts, bands_done, found = Skipped(), {}, [], []
-    for groups, members in chain(
-        bucket_batches(core, BAND_KEYS, [band_range(b) for b in range(8)], max_bucket=10, skipped=skipped,
-                       with_texts=True, progress=lambda: bands_done.append(1)),
-        bucket_batches(core, MD5, [""], max_bucket=None, with_texts=True),
-    ):
-        found += groups
-        texts.update(members)
+    found, texts, skipped, bands_done = read_all(core, settings)
 
     # Every bucket once, each member once in it.
     assert sorted(map(sorted, found)) == expected
     assert (skipped.keys, skipped.largest) == (len(too_large), max(map(len, too_large)))
     assert texts == {r.id: r.text for r in given if any(r.id in ids for ids in expected)}
-    assert len(bands_done) == 8
+    assert bands_done == 8
+
+
+def test_a_report_reads_the_index_as_it_was_when_its_reading_began(core):
+    """Records written or deleted while the buckets are read (a service's
+    writes beside a report) change none of what the report reads: it reads
+    a snapshot; let go, the snapshot can no longer be read."""
+    given, settings = records(), IndexSettings(bands=8, band_rows=2)
+    index_records(core, given, settings=settings)
+    core.commit()
+    snapshot = core.pin()
+
+    def md5_buckets() -> list[list[tuple[str, str]]]:
+        sizes, docs, *_ = core.buckets(snapshot, MD5, "")
+        ids, texts = core.records(snapshot, docs)
+        starts = [0, *sizes.cumsum().tolist()]
+        return sorted(sorted(zip(ids[a:b], texts[a:b])) for a, b in zip(starts, starts[1:]))
+
+    before = md5_buckets()
+    assert any(("1", given[0].text) in group for group in before)  # records 1 and 2 are the same text
+    core.delete_ids([r.id for r in given[:8]])
+    index_records(core, [Record("new", given[8].text)], settings=settings)
+    core.commit()
+    assert md5_buckets() == before
+    core.unpin(snapshot)
+    with pytest.raises(SolrFailure, match="no snapshot"):
+        core.buckets(snapshot, MD5, "")
+    # A new reading sees the writes.
+    now = read_all(core, settings)[0]
+    assert any("new" in group for group in now) and not any("1" in group for group in now)
 
 
 def test_members_are_found_whatever_the_order_of_a_records_keys():
@@ -91,10 +137,21 @@ def test_members_are_found_whatever_the_order_of_a_records_keys():
     assert sorted(_members(docs, batch, "k")) == [["a", "b"], ["a", "b"]]
 
 
+def batches_of(requests: list[list[list[str]]]) -> list[Batch]:
+    """Requests of groups of ids as batches of numbers, in order of first arrival (a plain dict)."""
+    number: dict[str, int] = {}
+    made = []
+    for groups in requests:
+        new = [m for g in groups for m in g if m not in number and number.setdefault(m, len(number)) >= 0]
+        made.append(Batch(np.array([len(g) for g in groups], np.int64),
+                          np.array([number[m] for g in groups for m in g], np.int32), new, [f"text {m}" for m in new]))
+    return made
+
+
 def test_pairing_keeps_each_pair_once_in_id_order_and_says_who_came_first():
     pairing = Pairing()
-    assert pairing.add([["10", "2", "3"], ["2", "3"]]) == ["10", "2", "3"]
-    assert pairing.add([["4", "2"], ["5"]]) == ["4", "5"]
+    for batch in batches_of([[["10", "2", "3"], ["2", "3"]], [["4", "2"], ["5"]]]):
+        pairing.add(batch)
     found, arrival = pairing.candidates()
     assert found.ids == ["2", "3", "4", "5", "10"]
     assert list(found.pairs()) == [("2", "3"), ("2", "4"), ("2", "10"), ("3", "10")]
@@ -111,8 +168,8 @@ def test_pairing_folds_pairs_met_into_the_same_distinct_pairs_whatever_the_block
     expected = {tuple(sorted((a, b), key=id_key)) for groups in requests for group in groups
                 for a, b in combinations(group, 2)}
     pairing = Pairing(block=block)
-    for groups in requests:
-        pairing.add(groups)
+    for batch in batches_of(requests):
+        pairing.add(batch)
     found, _ = pairing.candidates()
     pairs = list(found.pairs())
     assert len(pairs) == len(expected) and set(pairs) == expected
