@@ -2,15 +2,17 @@
 
 One query per record costs a million round trips for a million records.
 Instead the buckets are read band by band. On the local Solr its
-``/buckets`` handler reads them itself: the band keys (points) a range
-of values at a time, sorted there, and a field's keys (terms) by walking
-a prefix's terms and their postings; for each key at least two records
-hold, the holders' ids come from the ids' docValues (no stored field
-opened), a page of buckets a request; each record's text is then read
-once. Elsewhere (SolrCloud, a Solr without the handler) every record's
-band keys are read once, in cursor pages, and bucketed here; a field's
-keys (terms) are listed by the terms component where at least two
-records hold them (``terms.mincount`` 2), and the records holding a
+``/buckets`` handler reads them itself, in a snapshot of the index it
+holds for the report: the band keys (points) a range of values at a
+time, sorted there, and a field's keys (terms) by walking a prefix's
+terms and their postings; for each key at least two records hold, the
+holders come as their documents' numbers in the snapshot (no stored
+field opened, no id sent), a page of buckets a request, and each
+record's id and text are then read once, by its number, when it first
+arrives. Elsewhere (SolrCloud, a Solr without the handler) every
+record's band keys are read once, in cursor pages, and bucketed here; a
+field's keys (terms) are listed by the terms component where at least
+two records hold them (``terms.mincount`` 2), and the records holding a
 batch of them are read by a ``{!terms}`` query (no escaping, no clause
 limit) that returns each member with its keys and text. Every pair
 inside a key's bucket is a candidate.

@@ -26,8 +26,9 @@ FIELDS = ["id", "content", "md5_hash", "first_word", "num_words", "word_shingles
 
 
 
-def selects_so_far(url: str) -> int:
-    return metric(url, "QUERY./select.requests")
+def reads_so_far(url: str) -> int:
+    """Searches and reads of buckets and records (the local Solr's /buckets handler)."""
+    return metric(url, "QUERY./select.requests") + metric(url, "QUERY./buckets.requests")
 
 
 def cli_process(*args: str) -> subprocess.Popen:
@@ -134,9 +135,9 @@ def test_killing_solr_during_a_report_leaves_no_finished_looking_file(tmp_path, 
     out = tmp_path / "pairs.tsv"
     try:
         assert run_cli("index", str(records_file), "--solr-url", node.url).returncode == 0
-        before = selects_so_far(node.url)
+        before = reads_so_far(node.url)
         run = cli_process("report", str(out), "--solr-url", node.url, "--retries", "1")
-        while selects_so_far(node.url) < before + 3:
+        while reads_so_far(node.url) < before + 3:
             assert run.poll() is None, "the report ended before Solr could be killed"
             time.sleep(0.01)
         kill_solr(data_dir)
@@ -174,10 +175,10 @@ def test_an_interrupted_report_exits_130_and_leaves_no_file(core, tmp_path, mode
     # 42 bands: a report of many band requests, long enough to be caught
     # in the middle whatever banding the data would choose.
     assert run_cli("index", str(path), "--bands", "42", "--band-rows", "3", "--reference", "--solr-url", core.url).returncode == 0
-    before = selects_so_far(core.url)
+    before = reads_so_far(core.url)
     out = tmp_path / "pairs.tsv"
     run = cli_process("report", mode, str(out), "--solr-url", core.url)
-    while selects_so_far(core.url) < before + 20:
+    while reads_so_far(core.url) < before + 20:
         assert run.poll() is None, "the report ended before it could be interrupted"
         time.sleep(0.01)
     stderr = interrupted(run)
