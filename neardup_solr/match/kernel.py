@@ -38,6 +38,7 @@ import numpy as np
 
 from .buckets import distinct
 from ..compiled import chosen, njit
+from ..parallel import bounded_map, cores
 from .similarity import CLOSE, ROUNDING, close_pairs, holds_digit
 
 
@@ -139,9 +140,10 @@ class CloseTable:
         whole vocabulary the rows use (:meth:`of`) when that makes fewer
         pairs of words to compare.
 
-        Costs one pass over the pairs to count their pairs of missing words
-        (at a million short records 115 million, 40 a candidate, of which
-        9.3 million distinct: compared as they come, about 0.1 us each);
+        Costs one pass over the pairs, on every core, to count their pairs
+        of missing words (at a million short records 115 million, 40 a
+        candidate, of which 9.3 million distinct: compared as they come,
+        about 0.1 us each);
         the table of a vocabulary of V words costs V^2 / 2 comparisons
         (rapidfuzz, on every core) and is what documents of hundreds of
         words each choose. ``whole`` forces one way (``True``: the
@@ -153,8 +155,10 @@ class CloseTable:
             missing = chosen(_missing_pairs, compiled)
             row_of = _rows_of(rows, row_of)
             left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-            needed = sum(missing(rows.start, rows.words, row_of, left[a:a + MISSING_SPAN], right[a:a + MISSING_SPAN],
-                                 len(vocabulary)) for a in range(0, len(left), MISSING_SPAN))
+            # On every core's thread (the compiled count holds no lock): a pass over every candidate.
+            needed = sum(bounded_map(lambda a: missing(rows.start, rows.words, row_of, left[a:a + MISSING_SPAN],
+                                                       right[a:a + MISSING_SPAN], len(vocabulary)),
+                                     range(0, len(left), MISSING_SPAN), cores()))
             whole = needed >= len(used) * (len(used) - 1) // 2
         return cls.of(vocabulary, distinct(rows.words)) if whole else cls.spelled(vocabulary)
 
