@@ -190,8 +190,8 @@ class _Pinned(BucketReader):
             # In page order, so a record's number is that of its first arrival.
             for sizes, docs in pages:
                 fresh = docs[self.number[docs] < 0]
-                distinct, first = np.unique(fresh, return_index=True)
-                new = distinct[np.argsort(first, kind="stable")]
+                once, first = np.unique(fresh, return_index=True)
+                new = once[np.argsort(first, kind="stable")]
                 self.number[new] = np.arange(self.count, self.count + len(new), dtype=np.int32)
                 self.count += len(new)
                 yield sizes, self.number[docs], new
