@@ -101,14 +101,15 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
 
     Returns:
         The kept pairs (smaller id first, in id order), the model and the
-        cut used. Costs one terms request per band, one request per batch of
-        about 5,000 bucket members, one for the document frequencies, and
-        one per 1000 records of kept pairs (their texts); memory holds every
-        candidate as 8 bytes plus a float and a byte (and 8 bytes for
-        each time a pair was met since the last fold while the buckets are
-        read, ``match.buckets.Pairing``), and every
-        record in a bucket as its id and 12 bytes a distinct word: texts are
-        weighed as the buckets arrive and not kept.
+        cut used. Costs a request per piece of a band and per page of
+        records first met (``match.buckets``), one for the document
+        frequencies, and one per 1000 records of kept pairs (their texts);
+        memory holds every candidate as 8 bytes plus a float and a byte (and
+        8 bytes for each time a pair was met since the last fold while the
+        buckets are read, ``match.buckets.Pairing``), every record in a
+        bucket as its id, and, until the candidates are scored, 12 bytes a
+        distinct word: texts are weighed as the buckets arrive and not
+        kept. Then the kept pairs, as objects.
 
     Raises:
         SolrUnavailable, SolrFailure: Solr could not be reached or refused.
@@ -121,6 +122,9 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
     tick = Tally(progress, "verifying candidates", len(found))
     tick(0)
     scores, levels = scored(found, weighed, tick)
+    # The records' weighted words, most of a large report's memory, are let go before the kept pairs are made.
+    words = weighed.words
+    del weighed
     model = fit(histogram(scores, levels))
     if labels:
         labeled, same = labeled_pairs(found.ids, found.left, found.right, labels, warn)
@@ -156,7 +160,6 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
             caught.append(collision_probability(similar, settings.bands, settings.band_rows))
         return pairs, caught
 
-    words = weighed.words
     pairs, caught = [], []
     for first in range(0, len(kept), KEPT_BLOCK):
         last = min(first + KEPT_BLOCK, len(kept))
