@@ -461,13 +461,17 @@ class Pairing:
 
     def _fold(self) -> None:
         """The pairs met since the last fold, into ``known``."""
-        a, b = (np.concatenate([np.zeros(0, np.int32), *side]).astype(np.int64) for side in (self.left, self.right))
-        self.left, self.right, self.met = [], [], 0
-        codes = np.maximum(a, b) << 32 | np.minimum(a, b)
-        del a, b
-        codes = np.concatenate([self.known, codes])
-        self.known = np.zeros(0, np.int64)
-        # Sorted in place: the fold's peak is two arrays of its pairs, not three.
+        codes = np.empty(len(self.known) + sum(map(len, self.left)), np.int64)
+        codes[:len(self.known)] = self.known
+        at, self.known = len(self.known), np.zeros(0, np.int64)
+        # A piece of pairs at a time, each let go once coded: the fold's
+        # peak is the codes and the pieces not yet coded, 16 bytes a pair.
+        self.left.reverse(), self.right.reverse()
+        while self.left:
+            a, b = self.left.pop().astype(np.int64), self.right.pop().astype(np.int64)
+            codes[at:at + len(a)] = np.maximum(a, b) << 32 | np.minimum(a, b)
+            at += len(a)
+        self.met = 0
         self.known = distinct(codes, in_place=True)
 
     def candidates(self) -> tuple[Candidates, np.ndarray]:
