@@ -96,25 +96,32 @@ def _place(high, low, number, hs, ls, ns):  # pragma: no cover - compiled; twin 
 
 
 class Ids(Sequence[str]):
-    """Ids as one bytes object and their offsets, about 17 bytes an id of 9
+    """Ids as one array of bytes and their offsets, about 17 bytes an id of 9
     characters, where a list of strings costs about 72: a report's
     candidates hold every bucketed record's id. Reading one decodes it;
     equal to any sequence of the same strings."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._set([encoded(chunk) for chunk in _chunks(ids, IDS_CHUNK)])
+        self._set(encoded(chunk) for chunk in _chunks(ids, IDS_CHUNK))
 
     @classmethod
     def of_blocks(cls, blocks: list[tuple[bytes, np.ndarray]]) -> Ids:
-        """From blocks of ids' UTF-8 bytes, each with their lengths."""
+        """From blocks of ids' UTF-8 bytes, each with their lengths;
+        ``blocks`` is emptied as they are taken in."""
         held = cls()
-        held._set(blocks)
+        blocks.reverse()
+        held._set(blocks.pop() for _ in range(len(blocks)))
         return held
 
-    def _set(self, blocks: list[tuple[bytes, np.ndarray]]) -> None:
-        self._bytes = b"".join(block for block, _ in blocks)
-        self._start = np.zeros(sum(len(lengths) for _, lengths in blocks) + 1, np.int64)
-        np.cumsum(np.concatenate([np.zeros(0, np.int64), *(lengths for _, lengths in blocks)]), out=self._start[1:])
+    def _set(self, blocks: Iterable[tuple[bytes, np.ndarray]]) -> None:
+        # Each block appended and let go: at most the ids and a block at once, not the ids twice.
+        self._bytes = bytearray()
+        lengths = [np.zeros(0, np.int64)]
+        for block, sizes in blocks:
+            self._bytes += block
+            lengths.append(sizes)
+        self._start = np.zeros(sum(map(len, lengths)) + 1, np.int64)
+        np.cumsum(np.concatenate(lengths), out=self._start[1:])
 
     def __len__(self) -> int:
         return len(self._start) - 1
