@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .buckets import distinct
 from ..compiled import chosen, njit
 from ..parallel import bounded_map, cores
 from .similarity import CLOSE, ROUNDING, close_pairs, holds_digit
@@ -150,8 +149,13 @@ class CloseTable:
         vocabulary's); ``compiled=False`` runs the plain Python twin (for
         tests).
         """
+        # The words the rows use, by a mark a word of the vocabulary: sorting a copy of every row's words
+        # held them twice more at the report's busiest moment.
+        marked = np.zeros(len(vocabulary), np.bool_)
+        marked[rows.words] = True
+        used = np.flatnonzero(marked)
+        del marked
         if whole is None:
-            used = distinct(rows.words)
             missing = chosen(_missing_pairs, compiled)
             row_of = _rows_of(rows, row_of)
             left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
@@ -160,7 +164,7 @@ class CloseTable:
                                                        right[a:a + MISSING_SPAN], len(vocabulary)),
                                      range(0, len(left), MISSING_SPAN), cores()))
             whole = needed >= len(used) * (len(used) - 1) // 2
-        return cls.of(vocabulary, distinct(rows.words)) if whole else cls.spelled(vocabulary)
+        return cls.of(vocabulary, used) if whole else cls.spelled(vocabulary)
 
     @classmethod
     def from_pairs(cls, vocabulary: int, word: np.ndarray, other: np.ndarray, score: np.ndarray) -> CloseTable:

@@ -188,16 +188,15 @@ def pair_table(pairs: Iterable, texts: TextLookup | None = None) -> Table:
     it the two ids could not be told from four."""
     said = getattr(pairs, "sourced", False)
     rows = sorted(pairs, key=lambda p: (id_key(p.a), id_key(p.b)))
-    ends = [(split_key(p.a), split_key(p.b)) for p in rows]
-    sourced = said or any(a[0] or b[0] for a, b in ends)
+    sourced = said or any(split_key(p.a)[0] or split_key(p.b)[0] for p in rows)
     columns: tuple[str, ...] = ("distance", "similarity", "probability")
-    values = [[p.distance, p.similarity, p.probability] for p in rows]
+    # Each row made once, in one pass: a million pairs' rows are a large part of a report's memory.
     if sourced:
         columns = ("source_a", "id_a", "source_b", "id_b") + columns
-        values = [[*a, *b, *row] for (a, b), row in zip(ends, values)]
+        values = [[*split_key(p.a), *split_key(p.b), p.distance, p.similarity, p.probability] for p in rows]
     else:
         columns = ("id_a", "id_b") + columns
-        values = [[a[1], b[1], *row] for (a, b), row in zip(ends, values)]
+        values = [[split_key(p.a)[1], split_key(p.b)[1], p.distance, p.similarity, p.probability] for p in rows]
     if texts is not None:
         found = texts(sorted({i for p in rows for i in (p.a, p.b)}, key=id_key))
         columns += ("text_a", "text_b")
