@@ -335,7 +335,8 @@ class Solr:
         is written meanwhile; ``None`` where it cannot be had: a collection
         of SolrCloud (the handler refuses there: a shard holds part of a
         bucket) or a Solr started by an earlier launcher. Let go by
-        :meth:`unpin`, or by Solr after ten idle minutes."""
+        :meth:`unpin`, or by Solr once unused for ten minutes (at the
+        handler's next request) or when the core closes."""
         try:
             answer = self.session.post(f"{self.url}/{BUCKETS}", params={"wt": "json"}, timeout=self.timeout,
                                        data={"action": "open"})

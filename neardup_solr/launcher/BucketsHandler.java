@@ -49,7 +49,8 @@ import org.apache.solr.util.plugin.SolrCoreAware;
  *
  * <p>{@code action=open} pins the core's current searcher and answers its {@code snapshot} name
  * and {@code maxDoc}; {@code action=close} lets it go. A snapshot not asked of for {@code
- * IDLE_MS} is let go too (a client that died), and all are at the core's close.
+ * IDLE_MS} is let go at the handler's next request (a client that died), and all are at the
+ * core's close.
  *
  * <p>Buckets ({@code snapshot} and {@code f}): for every term of the field {@code f} starting with
  * {@code prefix} that two or more documents hold (its document frequency, as the terms component

@@ -168,7 +168,7 @@ def bucket_reader(solr: Solr) -> Iterator[BucketReader]:
         try:
             solr.unpin(snapshot)
         except (SolrFailure, SolrUnavailable):
-            pass  # Solr lets a snapshot go itself after ten idle minutes, or when it stops
+            pass  # Solr lets an unused snapshot go itself after ten minutes, or when the core closes
 
 
 class _Pinned(BucketReader):
