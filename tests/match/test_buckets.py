@@ -103,8 +103,8 @@ def test_buckets_are_those_the_records_own_keys_make(core, monkeypatch, postings
 
 def test_a_report_reads_the_index_as_it_was_when_its_reading_began(core):
     """Records written or deleted while the buckets are read (a service's
-    writes beside a report) change none of what the report reads: it reads
-    a snapshot; let go, the snapshot can no longer be read."""
+    writes beside a report) change none of the buckets and records read:
+    they come from a snapshot; let go, it can no longer be read."""
     given, settings = records(), IndexSettings(bands=8, band_rows=2)
     index_records(core, given, settings=settings)
     core.commit()
