@@ -175,11 +175,12 @@ def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary:
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    """The parts concatenated, ``parts`` emptied: each part let go once
+    """The parts (the first of them giving the type: :func:`_rows`
+    starts each list with an empty one) concatenated, ``parts`` emptied: each part let go once
     copied, into an array whose pages are taken only as they are written,
     so the parts and the whole are not held at once (at 10M records the
     weights alone were 0.5 GB twice over)."""
-    joined = np.empty(sum(map(len, parts)), parts[0].dtype if parts else np.float64)
+    joined = np.empty(sum(map(len, parts)), parts[0].dtype)
     at = 0
     parts.reverse()
     while parts:
