@@ -150,6 +150,10 @@ class BucketReader:
         values of a field of points), ``max_bucket=None`` keeping every key:
         a batch of buckets at a time, with the ids and texts of the records
         no earlier batch held. ``progress`` is told when a part is done."""
+        return self._batches(field_name, parts, max_bucket, skipped if skipped is not None else Skipped(), progress)
+
+    def _batches(self, field_name: str, parts: Sequence[Part], max_bucket: int | None, tally: Skipped,
+                 progress: Callable[[], None]) -> Iterator[Batch]:
         raise NotImplementedError
 
 
@@ -182,9 +186,8 @@ class _Pinned(BucketReader):
         self.number = np.full(snapshot.max_doc, -1, np.int32)
         self.count = 0
 
-    def batches(self, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
-                skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[Batch]:
-        tally = skipped if skipped is not None else Skipped()
+    def _batches(self, field_name: str, parts: Sequence[Part], max_bucket: int | None, tally: Skipped,
+                 progress: Callable[[], None]) -> Iterator[Batch]:
 
         def numbered(pages: Iterator[tuple[np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
             # In page order, so a record's number is that of its first arrival.
@@ -224,9 +227,8 @@ class _Queried(BucketReader):
         self.numbering = Numbering()
         self.sent: set[str] = set()
 
-    def batches(self, field_name: str, parts: Sequence[Part], *, max_bucket: int | None = MAX_BUCKET,
-                skipped: Skipped | None = None, progress: Callable[[], None] = lambda: None) -> Iterator[Batch]:
-        tally = skipped if skipped is not None else Skipped()
+    def _batches(self, field_name: str, parts: Sequence[Part], max_bucket: int | None, tally: Skipped,
+                 progress: Callable[[], None]) -> Iterator[Batch]:
         if parts and not isinstance(parts[0], str):
             found = _with_texts(self.solr, _read_whole(self.solr, field_name, parts, max_bucket, tally, progress),
                                 self.sent)
