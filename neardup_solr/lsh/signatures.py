@@ -24,14 +24,15 @@ function.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import mmh3
 import numpy as np
 
 from .. import compiled
 from .murmur import murmur3_32, window_hashes
-from ..text.analysis import lsh_shingles
-from ..text.shingles import CHAR_SHINGLE_SIZE, char_shingles
+from ..text.analysis import MAX_TERM_BYTES, index_terms
+from ..text.shingles import CHAR_SHINGLE_SIZE, WORD_SHINGLE_SIZE, char_shingles, word_shingles
 
 SHINGLE_HASH_SEED = 42
 MASK_SEED = 1
@@ -116,6 +117,30 @@ class MinHasher:
             out[other_rows] = self.signatures([char_shingles(texts[i], width) for i in other_rows])
         return out
 
+    def word_signatures(self, texts: Sequence[str], k: int) -> np.ndarray:
+        """Signatures of each repaired text's word ``k``-shingles, as
+        ``signatures([index_terms(word_shingles(t.split(), k)) ...])`` (for
+        ``k`` = 3, the LSH shingles of ``analysis.lsh_shingles``) but without
+        building them: in an ASCII text of words between single spaces, a
+        shingle is the bytes from its first word's start to its last word's
+        end (a shingle met twice leaves the minima alone). Other texts, and
+        those with a shingle long enough to be kept as its digest, are
+        shingled."""
+        out = np.empty((len(texts), self.num_perm), dtype=self.dtype)
+        rows = [i for i, t in enumerate(texts) if t and t.isascii()]
+        windows = _word_windows([texts[i] for i in rows], k)
+        while windows is not None and windows.unusable:  # rare: the rest's windows made again
+            unusable = set(windows.unusable)
+            rows = [row for n, row in enumerate(rows) if n not in unusable]
+            windows = _word_windows([texts[i] for i in rows], k)
+        if rows:
+            out[rows] = self.minimum(murmur3_32(windows.buffer, windows.starts, windows.lengths, SHINGLE_HASH_SEED),
+                                     windows.counts)
+        other_rows = sorted(set(range(len(texts))) - set(rows))
+        if other_rows:
+            out[other_rows] = self.signatures([index_terms(word_shingles(texts[i].split(), k)) for i in other_rows])
+        return out
+
     def minimum(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Per record, the minimum of its hashes XOR each mask (16 bits: then
         times each multiplier).
@@ -170,6 +195,59 @@ class MinHasher:
         return self.signatures([shingles])[0]
 
 
+# What ``str.split`` takes for whitespace in ASCII besides the space.
+_OTHER_SPACES = np.zeros(256, dtype=bool)
+_OTHER_SPACES[[9, 10, 11, 12, 13, 28, 29, 30, 31]] = True
+
+
+@dataclass(frozen=True)
+class _Windows:
+    buffer: np.ndarray  # the texts' bytes end to end
+    starts: np.ndarray  # each shingle's first byte, text by text
+    lengths: np.ndarray  # each shingle's bytes
+    counts: np.ndarray  # each text's shingles
+    unusable: list[int]  # texts whose windows are not their shingles
+
+
+def _word_windows(texts: list[str], k: int) -> _Windows | None:
+    """Where the word ``k``-shingles of ``texts`` (ASCII, none empty) lie in
+    their bytes end to end (a text of fewer than ``k`` words is one shingle,
+    itself); ``None`` for no text. The windows are the shingles unless some
+    texts are ``unusable``: not words between single spaces, or with a
+    shingle of more than MAX_TERM_BYTES (the index keeps its digest)."""
+    if not texts:
+        return None
+    buffer = np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8)
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    ends = np.cumsum(sizes)
+    begins = ends - sizes
+    spaces = np.flatnonzero(buffer == ord(" "))
+    odd = np.concatenate((np.flatnonzero(_OTHER_SPACES[buffer]), spaces[1:][np.diff(spaces) == 1],
+                          begins[buffer[begins] == ord(" ")], ends[buffer[ends - 1] == ord(" ")] - 1))
+    if len(odd):
+        return _Windows(buffer, spaces, spaces, sizes, np.unique(np.searchsorted(ends, odd, side="right")).tolist())
+    # Words start at each text's start and after each space.
+    starting = np.zeros(len(buffer), dtype=bool)
+    starting[begins] = True
+    starting[spaces + 1] = True
+    word_starts = np.flatnonzero(starting)
+    words = np.diff(np.searchsorted(spaces, ends), prepend=0) + 1
+    last_word = np.cumsum(words) - 1
+    # A word ends where the next one's space is, or at its text's end.
+    word_ends = np.empty_like(word_starts)
+    word_ends[:-1] = word_starts[1:] - 1
+    word_ends[last_word] = ends
+    counts = np.maximum(words - k + 1, 1)
+    # Shingle j of a text runs from its word j to its word j + k - 1 (its last word when it has fewer).
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    firsts = np.repeat(last_word - words + 1, counts) + within
+    lasts = np.minimum(firsts + k - 1, np.repeat(last_word, counts))
+    starts = word_starts[firsts]
+    lengths = word_ends[lasts] - starts
+    too_long = np.unique(np.repeat(np.arange(len(texts)), counts)[lengths > MAX_TERM_BYTES])
+    return _Windows(buffer, starts, lengths, counts, too_long.tolist())
+
+
 def tagged_values(signature: np.ndarray) -> list[str]:
     """Signature values as Solr terms ``"i_value"``: equal only at the same position."""
     return [f"{i}_{v}" for i, v in enumerate(signature.tolist())]
@@ -197,4 +275,4 @@ class TextSignatures:
     def __call__(self, repaired: Sequence[str]) -> np.ndarray:
         if self.shingles == "chars":
             return self._hasher.text_signatures(repaired, CHAR_SHINGLE_SIZE)
-        return self._hasher.signatures([lsh_shingles(r, "words") for r in repaired])
+        return self._hasher.word_signatures(repaired, WORD_SHINGLE_SIZE)

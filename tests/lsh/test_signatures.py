@@ -90,6 +90,35 @@ def test_text_signatures_equal_signatures_of_char_shingles(texts):
     assert hasher.text_signatures(texts, 3).tolist() == [reference_signature(char_shingles(t), 24) for t in texts]
 
 
+# Words of a few letters, spaces of every kind and a non-ASCII letter: the
+# windows of single-spaced ASCII texts and the shingles of all the others.
+_WORDY = st.text(alphabet=st.sampled_from(["a", "b", "c", " ", "\t", "\x1c", "\u00e9"]), min_size=1,
+                 max_size=30).filter(lambda text: text.split())
+
+
+@given(st.lists(_WORDY, min_size=1, max_size=12), st.integers(1, 4))
+@settings(max_examples=150)
+def test_word_signatures_equal_signatures_of_word_shingles(texts, k):
+    """The byte windows of a text's word shingles sign it as its shingles do."""
+    from neardup_solr.text.shingles import word_shingles
+
+    hasher = MinHasher(24, bits=16)
+    assert (hasher.word_signatures(texts, k).tolist()
+            == hasher.signatures([word_shingles(t.split(), k) for t in texts]).tolist())
+
+
+def test_a_word_shingle_longer_than_a_term_signs_as_its_digest():
+    """The index keeps a shingle of more than MAX_TERM_BYTES as its digest,
+    and the signature is of what the index keeps."""
+    from neardup_solr.text.analysis import MAX_TERM_BYTES, lsh_shingles
+
+    texts = ["x" * MAX_TERM_BYTES + " y z", "a b c d"]
+    hasher = MinHasher(24, bits=16)
+    assert lsh_shingles(texts[0], "words")[0].startswith("md5:")
+    assert (hasher.word_signatures(texts, 3).tolist()
+            == hasher.signatures([lsh_shingles(t, "words") for t in texts]).tolist())
+
+
 @given(st.lists(st.lists(st.text(min_size=1), min_size=1, max_size=8), min_size=1, max_size=6))
 @settings(max_examples=40)
 def test_16_bit_signatures_are_the_minima_of_the_top_16_bits_permuted(shingle_lists):
