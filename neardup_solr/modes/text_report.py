@@ -147,17 +147,27 @@ def lsh_pairs(solr: Solr, *, link: bool = False, cut: float | None = None,
 
     def made(span: tuple[int, int]) -> tuple[list[Pair], list[float]]:
         pairs, caught = [], []
+        # A record's words and shingles, made once for its pairs that come
+        # close together (the pairs are in order of their records' ids).
+        prepared: dict[str, tuple[list[str], set[str]]] = {}
+
+        def words_and_shingles(record_id: str) -> tuple[list[str], set[str]]:
+            if (made_before := prepared.get(record_id)) is None:
+                if len(prepared) >= PREPARED_RECORDS:
+                    prepared.clear()
+                repaired = repair(texts[record_id])
+                made_before = prepared[record_id] = (repaired_tokens(repaired),
+                                                     set(lsh_shingles(repaired, settings.lsh_shingles)))
+            return made_before
+
         for i, p in zip(kept[span[0]:span[1]].tolist(), probabilities[span[0]:span[1]]):
             a, b = found.ids[found.left[i]], found.ids[found.right[i]]
             if a not in texts or b not in texts:
                 continue  # deleted while the report ran
-            repaired_a, repaired_b = repair(texts[a]), repair(texts[b])
+            (words_a, shingles_a), (words_b, shingles_b) = words_and_shingles(a), words_and_shingles(b)
             why = of_text(a, b, model, float(scores[i]), int(levels[i])).brief() if explain else None
-            pairs.append(Pair(a, b, word_distance(repaired_tokens(repaired_a), repaired_tokens(repaired_b)),
-                              float(scores[i]), p, why))
-            similar = jaccard(lsh_shingles(repaired_a, settings.lsh_shingles),
-                              lsh_shingles(repaired_b, settings.lsh_shingles))
-            caught.append(collision_probability(similar, settings.bands, settings.band_rows))
+            pairs.append(Pair(a, b, word_distance(words_a, words_b), float(scores[i]), p, why))
+            caught.append(collision_probability(jaccard(shingles_a, shingles_b), settings.bands, settings.band_rows))
         return pairs, caught
 
     pairs, caught = [], []
@@ -218,3 +228,6 @@ LEAST_CHANCE = 0.1
 # Kept pairs whose texts are read at once (at most twice as many texts):
 # a million records keep about 136,000 pairs, ten million ten times that.
 KEPT_BLOCK = 1 << 17
+# Records whose words and shingles a worker keeps while it makes kept pairs
+# (tens of megabytes at most, for documents of hundreds of words).
+PREPARED_RECORDS = 1024
