@@ -102,6 +102,9 @@ def _session(url: str, retries: int, auth: tuple[str, str] | None, verify: bool 
     # CA bundle) is read once here: per request it slowed every single-record query (docs/scale.md).
     session.trust_env = False
     session.proxies = requests.utils.get_environ_proxies(url)
+    # Answers uncompressed: Solr's gzip and our gunzip cost more than the
+    # bytes they save on any link but a slow one (docs/scale.md).
+    session.headers["Accept-Encoding"] = "identity"
     if verify is True:
         verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
     retry = _Backoff(
