@@ -54,6 +54,8 @@ MAX_MISSED = 0.5
 # A pair found by the bands, not a key, is this bit; key k is bit k + 1 (its
 # whole buckets); a key's window is the bit after the keys' (window_bit).
 BAND_BIT = 1
+# Records whose band keys are moved at once (:meth:`BandKeys.reordered`).
+REORDER_BLOCK = 1 << 16
 
 
 def window_bit(keys: Sequence[Key]) -> int:
@@ -62,15 +64,48 @@ def window_bit(keys: Sequence[Key]) -> int:
     return 1 << (len(keys) + 1)
 
 
+@dataclass(frozen=True)
+class BandKeys:
+    """Every record's band keys as numbers, end to end in record order, and
+    how many each record has.
+
+    >>> BandKeys.of([np.array([7, 9], np.uint64), np.array([3], np.uint64)]).counts.tolist()
+    [2, 1]
+    """
+
+    keys: np.ndarray  # uint64
+    counts: np.ndarray  # int64, a record each
+
+    @classmethod
+    def of(cls, per_record: Sequence[np.ndarray]) -> BandKeys:
+        counts = np.fromiter(map(len, per_record), np.int64, len(per_record))
+        keys = np.concatenate([np.zeros(0, np.uint64), *per_record]).astype(np.uint64)
+        return cls(keys, counts)
+
+    def reordered(self, order: np.ndarray) -> BandKeys:
+        """The keys of record ``order[i]`` as record i's; a block of
+        REORDER_BLOCK records at a time, so the index arrays stay small."""
+        counts = self.counts[order]
+        starts = np.cumsum(self.counts) - self.counts
+        keys = np.empty(int(counts.sum()), np.uint64)
+        at = 0
+        for first in range(0, len(order), REORDER_BLOCK):
+            block = counts[first:first + REORDER_BLOCK]
+            within = np.arange(int(block.sum())) - np.repeat(np.cumsum(block) - block, block)
+            keys[at:at + len(within)] = self.keys[np.repeat(starts[order[first:first + REORDER_BLOCK]], block) + within]
+            at += len(within)
+        return BandKeys(keys, counts)
+
+
 @dataclass
 class Records:
     """Every record of an index of fields, as read once: ids in id order,
     each field as a :class:`~neardup_solr.fields.comparisons.Column`, each
-    record's band keys as numbers."""
+    record's band keys."""
 
     ids: list[str]
     columns: list[Column]
-    bands: list[np.ndarray]
+    bands: BandKeys
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -85,18 +120,17 @@ class Records:
         return np.unique(codes, axis=0, return_inverse=True)[1].ravel()
 
 
-def band_pairs(bands: Sequence[np.ndarray], max_bucket: int | None = MAX_BUCKET,
+def band_pairs(bands: BandKeys, max_bucket: int | None = MAX_BUCKET,
                order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of records sharing a band key (record numbers, smaller
     first; a pair sharing several keys once a key: :func:`candidates` makes
     them distinct with the keys' pairs); in a key held by more than
     ``max_bucket`` records, each record with its next ``keys.WINDOW`` in
     ``order`` (records alike side by side)."""
-    counts = np.array([len(b) for b in bands], np.int64)
+    counts, keys = bands.counts, bands.keys
     if not counts.sum():
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys = np.concatenate(bands).astype(np.uint64)
-    owner = np.repeat(np.arange(len(bands), dtype=np.int64), counts)
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     arranged = np.lexsort((owner if order is None else order[owner], keys))
     keys, owner = keys[arranged], owner[arranged]
     _, sizes = runs(keys)

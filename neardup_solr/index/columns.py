@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
 from ..fields.comparisons import Column
 from ..fields.kinds import FieldProfile
-from ..fields.matching import Records
+from ..fields.matching import BandKeys, Records
 from ..parallel import bounded_map, cores
 from .schema import BAND_KEYS, ID, RANK, RECORD_FIELDS
 from .solr import READ_BATCH, Solr
@@ -37,27 +39,31 @@ def read_records(solr: Solr, profiles: Sequence[FieldProfile], progress: Callabl
     told = threading.Lock()
     edges = [-(1 << 63) + (1 << 64) * n // streams for n in range(streams)] + [None]
 
-    def stream(at: int) -> list[tuple[str, list, np.ndarray]]:
+    def stream(at: int) -> tuple[list[str], list[list[str | None]], list[np.ndarray], list[np.ndarray]]:
         low, high = edges[at], edges[at + 1]
         query = f"{RANK}:[{low} TO {'*' if high is None else high}" + ("]" if high is None else "}")
-        read = []
+        ids, rows, counts, keys = [], [], [], []
         for page in _pages(solr.iter_docs([ID, RECORD_FIELDS, BAND_KEYS], q=query, batch=READ_BATCH)):
-            keys = [doc.get(BAND_KEYS) or () for doc in page]
-            flat = np.array([k for record in keys for k in record], np.int64).view(np.uint64)
-            bounds = np.cumsum([0, *map(len, keys)])
-            for doc, start, end in zip(page, bounds[:-1].tolist(), bounds[1:].tolist()):
+            page_keys = [doc.get(BAND_KEYS) or () for doc in page]
+            counts.append(np.fromiter(map(len, page_keys), np.int64, len(page_keys)))
+            keys.append(np.fromiter(chain.from_iterable(page_keys), np.int64, int(counts[-1].sum())))
+            for doc in page:
                 values = json.loads(doc.get(RECORD_FIELDS) or "{}")
-                read.append((doc[ID], [values.get(name) or None for name in names],
-                             flat[start:end]))
+                ids.append(doc[ID])
+                rows.append([values.get(name) or None for name in names])
             with told:
                 progress(len(page))
-        return read
+        return ids, rows, counts, keys
 
-    found = [record for part in bounded_map(stream, range(streams), streams) for record in part]
-    found.sort(key=lambda record: record[0])
-    ids = [record[0] for record in found]
-    columns = [Column.of(p.kind, [record[1][at] for record in found]) for at, p in enumerate(profiles)]
-    return Records(ids, columns, [record[2] for record in found])
+    parts = list(bounded_map(stream, range(streams), streams))
+    ids = [record_id for part in parts for record_id in part[0]]
+    rows = [row for part in parts for row in part[1]]
+    read = BandKeys(np.concatenate([np.zeros(0, np.int64), *(k for part in parts for k in part[3])]).view(np.uint64),
+                    np.concatenate([np.zeros(0, np.int64), *(c for part in parts for c in part[2])]))
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    rows = list(map(rows.__getitem__, order))
+    columns = [Column.of(p.kind, list(map(itemgetter(at), rows))) for at, p in enumerate(profiles)]
+    return Records(list(map(ids.__getitem__, order)), columns, read.reordered(np.array(order, np.int64)))
 
 
 def _pages(docs: Iterable[dict]) -> Iterator[list[dict]]:

@@ -20,7 +20,7 @@ from neardup_solr.fields.comparisons import (EXACT, MISSING, Column, compare, co
 from neardup_solr.fields.keys import (WINDOW, Buckets, Key, choose, choose_keys, combined, key_codes, key_pairs, missed_share,
                                       pairs_cost, record_order, union_pairs)
 from neardup_solr.fields.kinds import KINDS, key_form, kind_of, normal, profile
-from neardup_solr.fields.matching import Records, fit_records
+from neardup_solr.fields.matching import BandKeys, Records, fit_records
 from neardup_solr.fields.values import Day, clean, parse_date, parse_number
 
 
@@ -374,7 +374,8 @@ def test_codes_written_in_digits_are_codes_not_numbers(values, kind):
                 min_size=1, max_size=30))
 def test_records_are_copies_where_every_field_has_the_same_normal_form(rows):
     records = Records([str(n) for n in range(len(rows))],
-                      [Column.of("name", [row[0] for row in rows]), Column.of("text", [row[1] for row in rows])], [])
+                      [Column.of("name", [row[0] for row in rows]), Column.of("text", [row[1] for row in rows])],
+                      BandKeys.of([]))
     groups = records.copies()
     forms = [(normal("name", a) if a else "", normal("text", b) if b else "") for a, b in rows]
     for x, y in combinations(range(len(rows)), 2):
@@ -418,9 +419,21 @@ def test_a_key_whose_windows_add_no_match_is_left_out_of_the_fit():
     profiles = profile(fields, rows[::6])
     assert [p.name for p in profiles] == fields and profiles[2].kind == "name"
     records = Records([str(n) for n in range(len(rows))], [Column.of(p.kind, [r[p.name] for r in rows]) for p in profiles],
-                      [])
+                      BandKeys.of([]))
     fitted = fit_records(records, profiles)
     chosen = {tuple(profiles[f].name for f in key.fields) for key in fitted.keys}
     assert ("state",) not in chosen and ("email",) in chosen
     found = set(zip(fitted.found.left.tolist(), fitted.found.right.tolist()))
     assert all((3 * p + a, 3 * p + b) in found for p in range(people) for a, b in ((0, 1), (0, 2), (1, 2)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**64 - 1), max_size=5), max_size=20), st.randoms(use_true_random=False))
+def test_band_keys_reordered_are_each_record_s_keys_in_the_new_order(per_record, random):
+    """Records' band keys moved with their records, against lists reordered plainly."""
+    order = list(range(len(per_record)))
+    random.shuffle(order)
+    arrays = [np.array(keys, np.uint64) for keys in per_record]
+    moved = BandKeys.of(arrays).reordered(np.array(order, np.int64))
+    assert moved.counts.tolist() == [len(per_record[i]) for i in order]
+    assert moved.keys.tolist() == [key for i in order for key in per_record[i]]
