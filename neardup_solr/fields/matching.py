@@ -78,8 +78,10 @@ class BandKeys:
 
     @classmethod
     def of(cls, per_record: Sequence[np.ndarray]) -> BandKeys:
+        """From each record's keys (signed ones taken as their 64 bits)."""
         counts = np.fromiter(map(len, per_record), np.int64, len(per_record))
-        keys = np.concatenate([np.zeros(0, np.uint64), *per_record]).astype(np.uint64)
+        # Each made unsigned first: numpy joins uint64 with int64 as float64.
+        keys = np.concatenate([np.zeros(0, np.uint64), *(np.asarray(k).astype(np.uint64) for k in per_record)])
         return cls(keys, counts)
 
     def reordered(self, order: np.ndarray) -> BandKeys:

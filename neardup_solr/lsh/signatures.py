@@ -128,12 +128,12 @@ class MinHasher:
         shingled."""
         out = np.empty((len(texts), self.num_perm), dtype=self.dtype)
         rows = [i for i, t in enumerate(texts) if t and t.isascii()]
-        windows = _word_windows([texts[i] for i in rows], k)
-        while windows is not None and windows.unusable:  # rare: the rest's windows made again
-            unusable = set(windows.unusable)
-            rows = [row for n, row in enumerate(rows) if n not in unusable]
-            windows = _word_windows([texts[i] for i in rows], k)
-        if rows:
+        windows, unusable = _word_windows([texts[i] for i in rows], k)
+        while unusable:  # rare: the others' windows made again
+            left_out = set(unusable)
+            rows = [row for n, row in enumerate(rows) if n not in left_out]
+            windows, unusable = _word_windows([texts[i] for i in rows], k)
+        if windows is not None:
             out[rows] = self.minimum(murmur3_32(windows.buffer, windows.starts, windows.lengths, SHINGLE_HASH_SEED),
                                      windows.counts)
         other_rows = sorted(set(range(len(texts))) - set(rows))
@@ -206,17 +206,16 @@ class _Windows:
     starts: np.ndarray  # each shingle's first byte, text by text
     lengths: np.ndarray  # each shingle's bytes
     counts: np.ndarray  # each text's shingles
-    unusable: list[int]  # texts whose windows are not their shingles
 
 
-def _word_windows(texts: list[str], k: int) -> _Windows | None:
+def _word_windows(texts: list[str], k: int) -> tuple[_Windows | None, list[int]]:
     """Where the word ``k``-shingles of ``texts`` (ASCII, none empty) lie in
     their bytes end to end (a text of fewer than ``k`` words is one shingle,
-    itself); ``None`` for no text. The windows are the shingles unless some
-    texts are ``unusable``: not words between single spaces, or with a
-    shingle of more than MAX_TERM_BYTES (the index keeps its digest)."""
+    itself), or the texts whose windows would not be their shingles (none
+    for no text): those not of words between single spaces, else those
+    with a shingle of more than MAX_TERM_BYTES (the index keeps its digest)."""
     if not texts:
-        return None
+        return None, []
     buffer = np.frombuffer("".join(texts).encode("ascii"), dtype=np.uint8)
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     ends = np.cumsum(sizes)
@@ -225,7 +224,7 @@ def _word_windows(texts: list[str], k: int) -> _Windows | None:
     odd = np.concatenate((np.flatnonzero(_OTHER_SPACES[buffer]), spaces[1:][np.diff(spaces) == 1],
                           begins[buffer[begins] == ord(" ")], ends[buffer[ends - 1] == ord(" ")] - 1))
     if len(odd):
-        return _Windows(buffer, spaces, spaces, sizes, np.unique(np.searchsorted(ends, odd, side="right")).tolist())
+        return None, np.unique(np.searchsorted(ends, odd, side="right")).tolist()
     # Words start at each text's start and after each space.
     starting = np.zeros(len(buffer), dtype=bool)
     starting[begins] = True
@@ -244,8 +243,8 @@ def _word_windows(texts: list[str], k: int) -> _Windows | None:
     lasts = np.minimum(firsts + k - 1, np.repeat(last_word, counts))
     starts = word_starts[firsts]
     lengths = word_ends[lasts] - starts
-    too_long = np.unique(np.repeat(np.arange(len(texts)), counts)[lengths > MAX_TERM_BYTES])
-    return _Windows(buffer, starts, lengths, counts, too_long.tolist())
+    too_long = np.unique(np.repeat(np.arange(len(texts)), counts)[lengths > MAX_TERM_BYTES]).tolist()
+    return (None, too_long) if too_long else (_Windows(buffer, starts, lengths, counts), [])
 
 
 def tagged_values(signature: np.ndarray) -> list[str]:
