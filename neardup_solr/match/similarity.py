@@ -102,41 +102,51 @@ class CloseWords:
     dictionary lookups instead of a Jaro-Winkler call for every pair of
     their words."""
 
-    def __init__(self, words: Iterable[str]):
+    def __init__(self, words: Iterable[str], against: Iterable[str] | None = None):
+        """``words``' close words among themselves, or with ``against`` given,
+        only among those (all :func:`similarity` asks when its first record's
+        words are ``words`` and the others' ``against``)."""
         vocabulary = sorted(set(words))
+        columns = vocabulary if against is None else sorted(set(against))
         self.close: dict[str, dict[str, float]] = {}
-        for row, column, score in zip(*(part.tolist() for part in close_pairs(vocabulary))):
-            self.close.setdefault(vocabulary[row], {})[vocabulary[column]] = score
+        pairs = close_pairs(vocabulary, None if against is None else columns)
+        for row, column, score in zip(*(part.tolist() for part in pairs)):
+            self.close.setdefault(vocabulary[row], {})[columns[column]] = score
 
 
 # Rows of the vocabulary compared with all of it at once.
 CLOSE_ROWS = 512
 
 
-def close_pairs(vocabulary: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def close_pairs(vocabulary: Sequence[str], columns: Sequence[str] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every ordered pair of different words of ``vocabulary`` within
     Jaro-Winkler ``CLOSE``: their positions (int64) and similarity (float32,
-    as rapidfuzz gives it).
+    as rapidfuzz gives it); with ``columns``, each word of ``vocabulary``
+    with each of ``columns`` (positions in each; a word in both is its own
+    close word there).
 
     Worked out for the whole vocabulary at once (rapidfuzz's ``cdist``, in
     compiled code, ``CLOSE_ROWS`` rows at a time to bound memory).
     """
-    rows, columns, scores = [], [], []
+    square = columns is None
+    columns = vocabulary if columns is None else columns
+    rows, found, scores = [], [], []
     # Threads pay off for a bulk report's vocabulary; for the few words of
     # one online query, starting them costs more than the comparisons.
     workers = -1 if len(vocabulary) > CLOSE_ROWS else 1
     for first in range(0, len(vocabulary), CLOSE_ROWS):
         block = vocabulary[first : first + CLOSE_ROWS]
-        similar = process.cdist(block, vocabulary, scorer=JaroWinkler.similarity,
+        similar = process.cdist(block, columns, scorer=JaroWinkler.similarity,
                                 score_cutoff=CLOSE - ROUNDING, dtype=np.float32, workers=workers)
         row, column = np.nonzero(similar)
-        other = first + row != column
+        other = first + row != column if square else np.ones(len(row), bool)
         rows.append(first + row[other])
-        columns.append(column[other])
+        found.append(column[other])
         scores.append(similar[row[other], column[other]])
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
-    return (np.concatenate(rows).astype(np.int64), np.concatenate(columns).astype(np.int64),
+    return (np.concatenate(rows).astype(np.int64), np.concatenate(found).astype(np.int64),
             np.concatenate(scores))
 
 
@@ -154,13 +164,20 @@ def similarity(a: Vector, b: Vector, close: CloseWords) -> float:
     only_b = [word for word in b if word not in a]
     best_a: dict[str, float] = {}
     best_b: dict[str, float] = {}
-    # The missing words of a pair are few; a common word's close words in
-    # a large vocabulary are many, so look the pairs of missing words up.
+    place: dict[str, int] | None = None
+    # Each missing word's close words among the other's missing words, in
+    # the other's order: by looking each pair up where the missing words are
+    # fewer (a common word's close words in a large vocabulary are many),
+    # else from its close words (two long documents miss hundreds each).
     for word in only_a:
         near = close.close.get(word)
         if near is None:
             continue
-        for other in only_b:
+        others = only_b
+        if len(near) < len(only_b):
+            place = place or dict(zip(only_b, range(len(only_b))))
+            others = sorted((other for other in near if other in place), key=place.__getitem__)
+        for other in others:
             if (score := near.get(other)) is not None:
                 best_a[word] = max(best_a.get(word, 0.0), b[other] * score)
                 best_b[other] = max(best_b.get(other, 0.0), a[word] * score)

@@ -121,7 +121,8 @@ class OnlineSearch:
         tokens = [repaired_tokens(repair(text)), *(repaired_tokens(repair(other)) for other in others)]
         weights = self.weights({w for words in tokens for w in words})
         mine, *theirs = (weights.vector(words) for words in tokens)
-        check = SimilarityCheck(CloseWords(w for vector in [mine, *theirs] for w in vector))
+        # Only the query's words are compared with the others' (the similarity's first record is the query).
+        check = SimilarityCheck(CloseWords(mine, (w for vector in theirs for w in vector)))
         scores = np.array([check.score(mine, vector) for vector in theirs])
         mine_numbers = numbers(mine)
         return scores, np.array([number_agreement(mine_numbers, numbers(vector)) for vector in theirs], np.int64)

@@ -81,6 +81,48 @@ def test_close_words_are_those_within_jaro_winkler_close(words):
             assert score == pytest.approx(Levenshtein.jaro_winkler(word, other))
 
 
+@given(st.lists(st.text(alphabet="abcdeilnorstuvy", min_size=1, max_size=9), max_size=15),
+       st.lists(st.text(alphabet="abcdeilnorstuvy", min_size=1, max_size=9), max_size=25))
+def test_close_words_against_others_are_the_whole_vocabulary_s_between_them(words, others):
+    """Compared only with ``against``, a word has the close words it has
+    among them in the whole vocabulary, with the same scores."""
+    across = CloseWords(words, others).close
+    whole = CloseWords([*words, *others]).close
+    for word in set(words):
+        assert {other: score for other, score in across.get(word, {}).items() if other != word} == \
+            {other: score for other, score in whole.get(word, {}).items() if other in set(others)}
+
+
+def plain_similarity(a, b, close):
+    """The soft cosine written out plainly: every pair of missing words looked up, in order."""
+    exact = sum(weight * b[word] for word, weight in a.items() if word in b)
+    only_a = [word for word in a if word not in b]
+    only_b = [word for word in b if word not in a]
+    best_a, best_b = {}, {}
+    for word in only_a:
+        for other in only_b:
+            score = close.close.get(word, {}).get(other)
+            if score is not None:
+                best_a[word] = max(best_a.get(word, 0.0), b[other] * score)
+                best_b[other] = max(best_b.get(other, 0.0), a[word] * score)
+    soft_a = sum(a[word] * weight for word, weight in best_a.items())
+    soft_b = sum(b[word] * weight for word, weight in best_b.items())
+    return min(1.0, exact + (soft_a + soft_b) / 2.0)
+
+
+_WORD = st.text(alphabet="abcdeilnorst", min_size=1, max_size=6)
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(_WORD, st.floats(0.01, 1.0), max_size=40), st.dictionaries(_WORD, st.floats(0.01, 1.0), max_size=40))
+def test_similarity_is_the_plain_soft_cosine_bit_for_bit(a, b):
+    """However few or many close words and missing words (each side's way of
+    looking pairs up), the same terms in the same order: the same float."""
+    close = CloseWords([*a, *b])
+    assert similarity(a, b, close) == plain_similarity(a, b, close)
+    assert similarity(a, b, CloseWords(a, b)) == plain_similarity(a, b, close)
+
+
 def test_a_typo_in_a_short_leading_word_is_close():
     assert set(CloseWords(["iris", "irts", "a", "aa", "john", "mary"]).close) == {"iris", "irts", "a", "aa"}
 
