@@ -165,7 +165,7 @@ def _rows(parts: Iterable[tuple[np.ndarray, list[str], np.ndarray]], vocabulary:
     lengths, numbered, values = [np.zeros(0, np.int64)], [np.zeros(0, np.int32)], [np.zeros(0)]
     for count, words, weights in parts:
         lengths.append(count)
-        numbered.append(np.fromiter(map(vocabulary.number, words), np.int32, len(words)))
+        numbered.append(vocabulary.numbers(words))
         values.append(weights)
     counts = np.concatenate(lengths)
     start = np.zeros(len(counts) + 1, np.int64)

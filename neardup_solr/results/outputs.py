@@ -105,7 +105,10 @@ def _cell(value: Any) -> str:
 
 
 def _tsv_cell(value: Any) -> str:
-    return _LINE_BREAK.sub(" ", _cell(value)).replace("\t", " ")
+    cell = _cell(value)
+    if "\n" in cell or "\r" in cell:  # rare: the pattern only where it has work
+        cell = _LINE_BREAK.sub(" ", cell)
+    return cell.replace("\t", " ")
 
 
 _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
