@@ -89,9 +89,6 @@ class Vocabulary:
         self.words: list[str] = []
         self.ids: dict[str, int] = _Numbers(self.words)
 
-    def number(self, word: str) -> int:
-        return self.ids[word]
-
     def numbers(self, words: list[str]) -> np.ndarray:
         """Each of ``words``' number (int32), a known word's looked up
         without a Python step (a million records hold ten million words)."""
