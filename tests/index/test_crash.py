@@ -163,7 +163,7 @@ def test_an_interrupted_index_exits_130_with_one_line(core, records_file):
         assert run.poll() is None, "indexing ended before it could be interrupted"
         time.sleep(POLL)
     stderr = interrupted(run)
-    assert run.returncode == 130
+    assert run.returncode == 130, stderr  # what it said instead, should it ever end otherwise
     assert stderr.strip().splitlines()[-1] == "neardup: interrupted" and "Traceback" not in stderr
 
 
