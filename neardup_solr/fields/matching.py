@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import within
 from ..lsh.bands import MAX_BUCKET
 from ..progress import Progress, Tally
 from ..records.record import source_of
@@ -93,9 +94,9 @@ class BandKeys:
         at = 0
         for first in range(0, len(order), REORDER_BLOCK):
             block = counts[first:first + REORDER_BLOCK]
-            within = np.arange(int(block.sum())) - np.repeat(np.cumsum(block) - block, block)
-            keys[at:at + len(within)] = self.keys[np.repeat(starts[order[first:first + REORDER_BLOCK]], block) + within]
-            at += len(within)
+            taken = self.keys[np.repeat(starts[order[first:first + REORDER_BLOCK]], block) + within(block)]
+            keys[at:at + len(taken)] = taken
+            at += len(taken)
         return BandKeys(keys, counts)
 
 

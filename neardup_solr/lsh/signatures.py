@@ -30,6 +30,7 @@ import mmh3
 import numpy as np
 
 from .. import compiled
+from ..arrays import within
 from .murmur import murmur3_32, window_hashes
 from ..text.analysis import MAX_TERM_BYTES, index_terms
 from ..text.shingles import CHAR_SHINGLE_SIZE, WORD_SHINGLE_SIZE, char_shingles, word_shingles
@@ -110,8 +111,7 @@ class MinHasher:
             ends = np.cumsum(lengths)
             # Window starts inside each text: its offset plus 0 .. count-1.
             firsts = np.repeat(ends - lengths, counts)
-            steps = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-            hashes = window_hashes(buffer, width, SHINGLE_HASH_SEED)[firsts + steps]
+            hashes = window_hashes(buffer, width, SHINGLE_HASH_SEED)[firsts + within(counts)]
             out[ascii_rows] = self.minimum(hashes, counts)
         if other_rows:
             out[other_rows] = self.signatures([char_shingles(texts[i], width) for i in other_rows])
@@ -238,8 +238,7 @@ def _word_windows(texts: list[str], k: int) -> tuple[_Windows | None, list[int]]
     word_ends[last_word] = ends
     counts = np.maximum(words - k + 1, 1)
     # Shingle j of a text runs from its word j to its word j + k - 1 (its last word when it has fewer).
-    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    firsts = np.repeat(last_word - words + 1, counts) + within
+    firsts = np.repeat(last_word - words + 1, counts) + within(counts)
     lasts = np.minimum(firsts + k - 1, np.repeat(last_word, counts))
     starts = word_starts[firsts]
     lengths = word_ends[lasts] - starts

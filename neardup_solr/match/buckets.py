@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import drained
 from ..parallel import bounded_map
 from ..records.record import id_order
 from ..index.schema import ID, TEXT
@@ -468,9 +469,8 @@ class Pairing:
         at, self.known = len(self.known), np.zeros(0, np.int64)
         # A piece of pairs at a time, each let go once coded: the fold's
         # peak is the codes and the pieces not yet coded, 16 bytes a pair.
-        self.left.reverse(), self.right.reverse()
-        while self.left:
-            a, b = self.left.pop().astype(np.int64), self.right.pop().astype(np.int64)
+        for left, right in zip(drained(self.left), drained(self.right)):
+            a, b = left.astype(np.int64), right.astype(np.int64)
             codes[at:at + len(a)] = np.maximum(a, b) << 32 | np.minimum(a, b)
             at += len(a)
         self.met = 0

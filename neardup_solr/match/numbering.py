@@ -22,6 +22,7 @@ from typing import overload
 import mmh3
 import numpy as np
 
+from ..arrays import drained
 from ..compiled import chosen, njit
 
 # The share of the table's slots filled before it doubles.
@@ -109,8 +110,7 @@ class Ids(Sequence[str]):
         """From blocks of ids' UTF-8 bytes, each with their lengths;
         ``blocks`` is emptied as they are taken in."""
         held = cls()
-        blocks.reverse()
-        held._set(blocks.pop() for _ in range(len(blocks)))
+        held._set(drained(blocks))
         return held
 
     def _set(self, blocks: Iterable[tuple[bytes, np.ndarray]]) -> None:

@@ -107,10 +107,10 @@ class CloseWords:
         only among those (all :func:`similarity` asks when its first record's
         words are ``words`` and the others' ``against``)."""
         vocabulary = sorted(set(words))
-        columns = vocabulary if against is None else sorted(set(against))
+        others = None if against is None else sorted(set(against))
+        columns = vocabulary if others is None else others
         self.close: dict[str, dict[str, float]] = {}
-        pairs = close_pairs(vocabulary, None if against is None else columns)
-        for row, column, score in zip(*(part.tolist() for part in pairs)):
+        for row, column, score in zip(*(part.tolist() for part in close_pairs(vocabulary, others))):
             self.close.setdefault(vocabulary[row], {})[columns[column]] = score
 
 
@@ -130,7 +130,7 @@ def close_pairs(vocabulary: Sequence[str], columns: Sequence[str] | None = None
     compiled code, ``CLOSE_ROWS`` rows at a time to bound memory).
     """
     square = columns is None
-    columns = vocabulary if columns is None else columns
+    columns = vocabulary if square else columns
     rows, found, scores = [], [], []
     # Threads pay off for a bulk report's vocabulary; for the few words of
     # one online query, starting them costs more than the comparisons.
@@ -140,10 +140,12 @@ def close_pairs(vocabulary: Sequence[str], columns: Sequence[str] | None = None
         similar = process.cdist(block, columns, scorer=JaroWinkler.similarity,
                                 score_cutoff=CLOSE - ROUNDING, dtype=np.float32, workers=workers)
         row, column = np.nonzero(similar)
-        other = first + row != column if square else np.ones(len(row), bool)
-        rows.append(first + row[other])
-        found.append(column[other])
-        scores.append(similar[row[other], column[other]])
+        if square:  # a word is not its own close word
+            other = first + row != column
+            row, column = row[other], column[other]
+        rows.append(first + row)
+        found.append(column)
+        scores.append(similar[row, column])
     if not rows:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     return (np.concatenate(rows).astype(np.int64), np.concatenate(found).astype(np.int64),

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..lsh.bands import band_range
 from .buckets import Candidates, Pairing, Skipped, bucket_reader
+from ..arrays import drained
 from ..parallel import bounded_map, cores, forked_map
 from ..progress import Progress, Tally
 from ..index.schema import BAND_KEYS, MD5, TOKENS
@@ -182,9 +183,7 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     weights alone were 0.5 GB twice over)."""
     joined = np.empty(sum(map(len, parts)), parts[0].dtype)
     at = 0
-    parts.reverse()
-    while parts:
-        part = parts.pop()
+    for part in drained(parts):
         joined[at:at + len(part)] = part
         at += len(part)
     return joined
