@@ -19,8 +19,7 @@ from typing import Any
 
 import Levenshtein
 
-from ..text.analysis import repaired_tokens
-from ..text.repair import repair
+from ..text.analysis import text_tokens
 from ..index.schema import MD5, TEXT
 from .similarity import CloseWords, Vector, Weights, similarity
 from ..text.normalize import normalize, words
@@ -51,7 +50,7 @@ class EditDistanceCheck:
 
 
 def text_vector(weights: Weights, text: str) -> Vector:
-    return weights.vector(repaired_tokens(repair(text)))
+    return weights.vector(text_tokens(text))
 
 
 class SimilarityCheck:
@@ -67,4 +66,4 @@ class SimilarityCheck:
     @staticmethod
     def distance(text_a: str, text_b: str) -> int:
         """The word edit distance of two repaired texts, a kept pair's distance."""
-        return word_distance(repaired_tokens(repair(text_a)), repaired_tokens(repair(text_b)))
+        return word_distance(text_tokens(text_a), text_tokens(text_b))

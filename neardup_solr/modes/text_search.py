@@ -21,7 +21,7 @@ import numpy as np
 
 from ..match.candidates import LSH, candidates
 from ..index.documents import DocumentBuilder
-from ..text.analysis import repaired_tokens
+from ..text.analysis import text_tokens
 from ..match.text_model import keeps_by_similarity
 from ..results.pairs import Pair, ordered
 from ..progress import Progress, Tally
@@ -118,7 +118,7 @@ class OnlineSearch:
         """The soft weighted cosine of ``text`` with each of ``others``, and
         the level of their numbers' agreement (``similarity.py``). Costs the
         request for the frequencies of words not seen in the last minute."""
-        tokens = [repaired_tokens(repair(text)), *(repaired_tokens(repair(other)) for other in others)]
+        tokens = [text_tokens(text), *map(text_tokens, others)]
         weights = self.weights({w for words in tokens for w in words})
         mine, *theirs = (weights.vector(words) for words in tokens)
         # Only the query's words are compared with the others' (the similarity's first record is the query).

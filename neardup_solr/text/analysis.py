@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from .repair import repaired_words
 from .shingles import CHAR_SHINGLE_SIZE, char_shingles, word_shingles
 
 # Lucene refuses terms over 32766 UTF-8 bytes; longer values are stored as
@@ -42,3 +43,8 @@ def lsh_shingles(repaired: str, kind: str = "chars") -> list[str]:
 def repaired_tokens(repaired: str) -> list[str]:
     """Words of repaired text as the ``tokens`` field holds them."""
     return index_terms(repaired.split())
+
+
+def text_tokens(text: str) -> list[str]:
+    """``repaired_tokens(repair(text))``: the tokens of a text as given."""
+    return index_terms(repaired_words(text))

@@ -18,10 +18,15 @@ _ASCII_PUNCTUATION = str.maketrans({c: " " for c in range(128) if _PUNCTUATION.m
 
 
 def normalize(text: str) -> str:
+    return " ".join(normal_words(text))
+
+
+def normal_words(text: str) -> list[str]:
+    """The words of ``normalize(text)``, without joining them."""
     lowered = text.lower()
     if lowered.isascii():
-        return " ".join(lowered.translate(_ASCII_PUNCTUATION).split())
-    return " ".join(_PUNCTUATION.sub(" ", lowered).split())
+        return lowered.translate(_ASCII_PUNCTUATION).split()
+    return _PUNCTUATION.sub(" ", lowered).split()
 
 
 def words(normalized: str) -> list[str]:

@@ -25,7 +25,7 @@ import html
 import re
 import unicodedata
 
-from .normalize import normalize
+from .normalize import normal_words, normalize
 
 _ORDINALS = (
     "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
@@ -123,12 +123,25 @@ def repair(text: str, normalized: str | None = None) -> str:
     ``normalized``, ``normalize(text)`` when the caller has it, is not
     made again where the text rules leave the text as it is (most texts).
     """
-    fixed = text
-    for rule in TEXT_RULES:
-        fixed = rule(fixed)
-    if normalized is None or fixed != text:
-        normalized_fixed = normalize(fixed)
+    fixed = _text_rules(text)
+    if normalized is not None and fixed == text:
+        words = normalized.split()
+        # Most texts hold no word the word rules change: given, their normalized text is the answer.
+        if _WORD_TABLE.keys().isdisjoint(words):
+            return normalized
     else:
-        normalized_fixed = normalized
-    return (" ".join([_WORD_TABLE.get(w, w) for w in normalized_fixed.split()])
-            or (normalize(text) if normalized is None else normalized))
+        words = normal_words(fixed)
+    return " ".join(map(_WORD_TABLE.get, words, words)) or (normalize(text) if normalized is None else normalized)
+
+
+def repaired_words(text: str) -> list[str]:
+    """``repair(text).split()``, made without joining the words and
+    splitting them again."""
+    words = normal_words(_text_rules(text))
+    return list(map(_WORD_TABLE.get, words, words)) or normal_words(text)
+
+
+def _text_rules(text: str) -> str:
+    for rule in TEXT_RULES:
+        text = rule(text)
+    return text

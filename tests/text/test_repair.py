@@ -15,6 +15,7 @@ from neardup_solr.text.repair import (
     fold_accents,
     html_entities,
     repair,
+    repaired_words,
 )
 from neardup_solr.text.normalize import normalize
 
@@ -79,6 +80,23 @@ def test_repair_never_erases_a_record(text):
 @given(st.one_of(st.text(), st.text(st.sampled_from("ab &amp;'s Seventh Street é́-_ "))))
 def test_repair_given_the_normalized_text_is_repair_alone(text):
     assert repair(text, normalize(text)) == repair(text)
+
+
+WORDY = st.lists(st.sampled_from(["Seventh", "seven", "STREET", "north", "Str.", "twenty-one", "Caf&eacute;", "O'Hara's",
+                                   "&", "é́", "_", "Ste", "x", "  ", "\t", "1st", "Zwölf", "ﬁrst"]), max_size=12)
+
+
+@given(st.one_of(st.text(), WORDY.map(" ".join), WORDY.map("".join)))
+def test_repair_is_the_rules_applied_one_after_another(text):
+    # The plain reading of the module's rules: each text rule in turn, the
+    # normalization, then each word looked up in each word table in turn.
+    fixed = ampersand(apostrophes(fold_accents(html_entities(text))))
+    words = normalize(fixed).split()
+    for table in (ORDINALS, NUMBERS, POSTAL):
+        words = [table.get(w, w) for w in words]
+    assert repair(text) == (" ".join(words) or normalize(text))
+    assert repair(text, normalize(text)) == repair(text)
+    assert repaired_words(text) == repair(text).split()
 
 
 ACCENTED = st.text(st.sampled_from("aeiou sS'’-.&AÆæßøŁé\u0301\u0327\u0308ﬁ½¨²ɑ́👍"))
