@@ -123,22 +123,30 @@ def repair(text: str, normalized: str | None = None) -> str:
     ``normalized``, ``normalize(text)`` when the caller has it, is not
     made again where the text rules leave the text as it is (most texts).
     """
+    words, whole = _repaired(text, normalized)
+    return " ".join(words) if whole is None else whole
+
+
+def repaired_words(text: str, normalized: str | None = None) -> list[str]:
+    """``repair(text, normalized).split()``, made without joining the words
+    and splitting them again."""
+    return _repaired(text, normalized)[0]
+
+
+def _repaired(text: str, normalized: str | None) -> tuple[list[str], str | None]:
+    """The repaired words, and the repaired text where it is at hand without joining them."""
     fixed = _text_rules(text)
     if normalized is not None and fixed == text:
         words = normalized.split()
         # Most texts hold no word the word rules change: given, their normalized text is the answer.
         if _WORD_TABLE.keys().isdisjoint(words):
-            return normalized
+            return words, normalized
     else:
         words = normal_words(fixed)
-    return " ".join(map(_WORD_TABLE.get, words, words)) or (normalize(text) if normalized is None else normalized)
-
-
-def repaired_words(text: str) -> list[str]:
-    """``repair(text).split()``, made without joining the words and
-    splitting them again."""
-    words = normal_words(_text_rules(text))
-    return list(map(_WORD_TABLE.get, words, words)) or normal_words(text)
+    if repaired := list(map(_WORD_TABLE.get, words, words)):
+        return repaired, None
+    kept = normalize(text) if normalized is None else normalized
+    return kept.split(), kept
 
 
 def _text_rules(text: str) -> str:
