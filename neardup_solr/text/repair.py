@@ -66,11 +66,12 @@ _UNDECOMPOSABLE = str.maketrans(
     {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L",
      "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ı": "i"}
 )
-# Each starts with the apostrophe and looks back for the word character
-# from there: a pattern that opens with a look-behind is tried at every
-# position of the text, which made these two most of a long text's repair.
-_POSSESSIVE = re.compile(r"['’](?<=\w['’])s\b")
-_INNER_APOSTROPHE = re.compile(r"['’](?<=\w['’])(?=\w)")
+# A possessive goes whole, else an apostrophe before a word character goes
+# alone: the same as the possessives first, then the rest, in one pass (no
+# apostrophe is next to a possessive's, which follows a word character). It
+# starts with the apostrophe and looks back from there: a pattern that opens
+# with a look-behind is tried at every position of the text.
+_APOSTROPHES = re.compile(r"['’](?<=\w['’])(?:s\b|(?=\w))")
 # Text outside ASCII, a run at a time: NFKD leaves ASCII as it is and never
 # moves a mark across it, so only these runs need folding.
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -94,7 +95,7 @@ def _folded(run: re.Match) -> str:
 def apostrophes(text: str) -> str:
     if "'" not in text and "’" not in text:
         return text
-    return _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
+    return _APOSTROPHES.sub("", text)
 
 
 def ampersand(text: str) -> str:
