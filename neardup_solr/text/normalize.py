@@ -15,6 +15,8 @@ import re
 _PUNCTUATION = re.compile(r"[^\w\s-]|_")
 # The same for ASCII text, as a table: faster on a long text (docs/scale.md).
 _ASCII_PUNCTUATION = str.maketrans({c: " " for c in range(128) if _PUNCTUATION.match(chr(c))})
+# And for the ASCII characters of any text's UTF-8 bytes (a byte of a character outside ASCII stays).
+_ASCII_BYTES = bytes(c if c >= 128 or not _PUNCTUATION.match(chr(c)) else ord(" ") for c in range(256))
 
 
 def normalize(text: str) -> str:
@@ -26,7 +28,16 @@ def normal_words(text: str) -> list[str]:
     lowered = text.lower()
     if lowered.isascii():
         return lowered.translate(_ASCII_PUNCTUATION).split()
-    return _PUNCTUATION.sub(" ", lowered).split()
+    # A text outside ASCII is mostly ASCII most often: its ASCII punctuation
+    # goes by the byte table, and only its words outside ASCII meet the pattern.
+    spaced = lowered.encode("utf-8", "surrogatepass").translate(_ASCII_BYTES).decode("utf-8", "surrogatepass")
+    found: list[str] = []
+    for word in spaced.split():
+        if word.isascii():
+            found.append(word)
+        else:
+            found += _PUNCTUATION.sub(" ", word).split()
+    return found
 
 
 def words(normalized: str) -> list[str]:
