@@ -485,8 +485,7 @@ class Pairing:
         arrived = Ids.of_blocks(self.arrived)
         self.arrived = []
         arrival = id_order(arrived)
-        ids = Ids(arrived[n] for first in range(0, len(arrival), RECODE_SPAN)
-                  for n in arrival[first:first + RECODE_SPAN].tolist())
+        ids = arrived.taken(arrival)
         del arrived
         rank = np.empty(len(ids), dtype=np.int64)
         rank[arrival] = np.arange(len(ids))

@@ -1,5 +1,6 @@
 """Ids numbered in order of arrival, against a plain dict."""
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,5 +48,21 @@ def test_ids_read_back_as_the_list_they_were_made_of(ids, chunk):
         if ids:
             assert held[-1] == ids[-1] and held[1::2] == ids[1::2]
         assert held != ids + ["x"]
+    finally:
+        numbering.IDS_CHUNK = saved
+
+
+@given(st.lists(st.text(min_size=0, max_size=5), max_size=50).flatmap(
+    lambda ids: st.tuples(st.just(ids), st.lists(st.integers(0, len(ids) - 1), max_size=60) if ids else st.just([]))),
+    st.sampled_from([1, 3, 1 << 16]))
+def test_ids_taken_in_an_order_are_those_ids_in_that_order(ids_and_order, chunk):
+    # Repeats and any order: the bytes moved a block at a time read back as the plain list's items.
+    from neardup_solr.match import numbering
+
+    ids, order = ids_and_order
+    saved, numbering.IDS_CHUNK = numbering.IDS_CHUNK, chunk
+    try:
+        taken = Ids(ids).taken(np.array(order, np.int64))
+        assert list(taken) == [ids[i] for i in order] and len(taken) == len(order)
     finally:
         numbering.IDS_CHUNK = saved
