@@ -128,10 +128,10 @@ def repair(text: str, normalized: str | None = None) -> str:
     return " ".join(words) if whole is None else whole
 
 
-def repaired_words(text: str, normalized: str | None = None) -> list[str]:
-    """``repair(text, normalized).split()``, made without joining the words
-    and splitting them again."""
-    return _repaired(text, normalized)[0]
+def repaired_words(text: str) -> list[str]:
+    """``repair(text).split()``, made without joining the words and
+    splitting them again."""
+    return _repaired(text, None)[0]
 
 
 def _repaired(text: str, normalized: str | None) -> tuple[list[str], str | None]:

@@ -96,7 +96,7 @@ def test_repair_is_the_rules_applied_one_after_another(text):
         words = [table.get(w, w) for w in words]
     assert repair(text) == (" ".join(words) or normalize(text))
     assert repair(text, normalize(text)) == repair(text)
-    assert repaired_words(text) == repaired_words(text, normalize(text)) == repair(text).split()
+    assert repaired_words(text) == repair(text).split()
 
 
 ACCENTED = st.text(st.sampled_from("aeiou sS'’-.&AÆæßøŁé\u0301\u0327\u0308ﬁ½¨²ɑ́👍"))
