@@ -13,9 +13,9 @@ import re
 
 # \w keeps letters and digits of any script; "_" counts as punctuation.
 _PUNCTUATION = re.compile(r"[^\w\s-]|_")
-# The same for ASCII text, as a table: faster on a long text (docs/scale.md).
-_ASCII_PUNCTUATION = str.maketrans({c: " " for c in range(128) if _PUNCTUATION.match(chr(c))})
-# And for the ASCII characters of any text's UTF-8 bytes (a byte of a character outside ASCII stays).
+# The same for the ASCII characters of a text's UTF-8 bytes, as a table (a
+# byte of a character outside ASCII stays): faster than the pattern, and
+# than a table of characters (docs/scale.md).
 _ASCII_BYTES = bytes(c if c >= 128 or not _PUNCTUATION.match(chr(c)) else ord(" ") for c in range(256))
 
 
@@ -26,11 +26,10 @@ def normalize(text: str) -> str:
 def normal_words(text: str) -> list[str]:
     """The words of ``normalize(text)``, without joining them."""
     lowered = text.lower()
-    if lowered.isascii():
-        return lowered.translate(_ASCII_PUNCTUATION).split()
-    # A text outside ASCII is mostly ASCII most often: its ASCII punctuation
-    # goes by the byte table, and only its words outside ASCII meet the pattern.
     spaced = lowered.encode("utf-8", "surrogatepass").translate(_ASCII_BYTES).decode("utf-8", "surrogatepass")
+    if lowered.isascii():
+        return spaced.split()
+    # A text outside ASCII is mostly ASCII most often: only its words outside ASCII meet the pattern.
     found: list[str] = []
     for word in spaced.split():
         if word.isascii():
