@@ -22,7 +22,7 @@ from typing import overload
 import mmh3
 import numpy as np
 
-from ..arrays import drained
+from ..arrays import drained, within
 from ..compiled import chosen, njit
 
 # The share of the table's slots filled before it doubles.
@@ -124,9 +124,7 @@ class Ids(Sequence[str]):
     def _moved(self, source: np.ndarray, order: np.ndarray) -> tuple[bytes, np.ndarray]:
         first = self._start[order]
         sizes = self._start[order + 1] - first
-        start = np.zeros(len(sizes) + 1, np.int64)
-        np.cumsum(sizes, out=start[1:])
-        return source[np.repeat(first - start[:-1], sizes) + np.arange(start[-1])].tobytes(), sizes
+        return source[np.repeat(first, sizes) + within(sizes)].tobytes(), sizes
 
     def _set(self, blocks: Iterable[tuple[bytes, np.ndarray]]) -> None:
         # Each block appended and let go: at most the ids and a block at once, not the ids twice.
