@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -53,6 +54,55 @@ def unordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int) -> Ite
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 yield future.result()
+
+
+class Grouped:
+    """One action, run for many threads at once: a caller of :meth:`run`
+    returns once a run that started after its call has ended, and callers
+    that arrive while one runs share the next run. Solr's soft commits:
+    each makes visible everything sent before it started, so eight writers
+    that each need one wait for one or two, not for eight in a row.
+
+    A run's error is raised to every caller that waited for it.
+
+    Example:
+        >>> commits = Grouped(lambda: None)
+        >>> commits.run()
+    """
+
+    def __init__(self, action: Callable[[], object]):
+        self._action = action
+        self._turn = threading.Condition()
+        self._started = 0  # runs started, numbered in order: one at a time
+        self._ended = 0  # the number of the last run that ended
+        self._error: BaseException | None = None  # what that run raised
+        self._running = False
+
+    def run(self) -> None:
+        """Wait for a run that starts after this call, running it if none is
+        running. Costs one run of the action for all callers waiting
+        together, and the wait for the run in progress."""
+        with self._turn:
+            wanted = self._started + 1
+            while self._ended < wanted:
+                if self._running:
+                    self._turn.wait()
+                    continue
+                self._running = True
+                self._started += 1
+                number, error = self._started, None
+                self._turn.release()
+                try:
+                    self._action()
+                except BaseException as err:  # every waiter hears of it, Ctrl-C included
+                    error = err
+                finally:
+                    self._turn.acquire()
+                    self._running = False
+                    self._ended, self._error = number, error
+                    self._turn.notify_all()
+            if self._error is not None:
+                raise self._error
 
 
 def cores() -> int:

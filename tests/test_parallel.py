@@ -5,7 +5,7 @@ import pytest
 
 from neardup_solr.errors import NeardupError
 from neardup_solr.match.weighing import FORK_FROM, MIN_SPAN, RECORD_WORDS, VERIFY_SPAN, pieces, workers_for
-from neardup_solr.parallel import bounded_map, cores, forked_map, unordered_map
+from neardup_solr.parallel import Grouped, bounded_map, cores, forked_map, unordered_map
 
 
 def test_forked_map_keeps_order_and_inherits_unpicklable_state():
@@ -53,6 +53,112 @@ def test_unordered_map_gives_every_result_once_and_is_not_held_up_by_a_slow_item
             release.set()
     assert sorted(results) == sorted(-n for n in range(40)) and results[-1] == 0
     assert max(most) <= 2 * 3 + 1
+
+
+def test_a_grouped_call_returns_only_after_a_run_that_started_after_it():
+    # Every event takes the next number, so "after" needs no clock.
+    lock = threading.Lock()
+    clock = iter(range(10**6))
+    runs: list[tuple[int, int]] = []  # (started, ended), in order
+
+    def tick() -> int:
+        with lock:
+            return next(clock)
+
+    def action():
+        started = tick()
+        threading.Event().wait(0.002)
+        runs.append((started, tick()))
+
+    grouped = Grouped(action)
+    calls: list[tuple[int, int]] = []
+
+    def caller():
+        for _ in range(20):
+            called = tick()
+            grouped.run()
+            calls.append((called, tick()))
+
+    threads = [threading.Thread(target=caller) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 160
+    for called, returned in calls:
+        assert any(called < started and ended < returned for started, ended in runs)
+    assert all(a[1] < b[0] for a, b in zip(runs, runs[1:]))  # one run at a time
+    assert len(runs) < len(calls)
+
+
+def test_callers_that_arrive_during_a_run_share_the_next_one():
+    arrived = threading.Semaphore(0)
+    runs = []
+
+    def action():
+        runs.append(len(runs))
+        if len(runs) == 1:
+            for _ in range(7):  # the first run lasts until the seven others have called
+                arrived.acquire()
+            threading.Event().wait(0.2)
+
+    grouped = Grouped(action)
+    first = threading.Thread(target=grouped.run)
+    first.start()
+    while not runs:
+        threading.Event().wait(0.001)
+
+    def caller():
+        arrived.release()
+        grouped.run()
+
+    others = [threading.Thread(target=caller) for _ in range(7)]
+    for thread in others:
+        thread.start()
+    for thread in [first, *others]:
+        thread.join()
+    # Seven callers, one run for them (two at most, for one that reached the lock only after that run began).
+    assert 2 <= len(runs) <= 3
+
+
+def test_a_runs_error_reaches_every_caller_waiting_for_it():
+    gate = threading.Event()
+    failing = [True]
+    runs = []
+
+    def action():
+        runs.append(None)
+        if len(runs) == 1:
+            gate.wait(5)
+        elif failing[0]:
+            raise RuntimeError("Solr refused the commit")
+
+    grouped = Grouped(action)
+    first = threading.Thread(target=grouped.run)
+    first.start()
+    while not runs:
+        threading.Event().wait(0.001)
+    errors = []
+
+    def caller():
+        try:
+            grouped.run()
+        except RuntimeError as err:
+            errors.append(str(err))
+
+    others = [threading.Thread(target=caller) for _ in range(4)]
+    for thread in others:
+        thread.start()
+    threading.Event().wait(0.2)
+    gate.set()
+    for thread in [first, *others]:
+        thread.join()
+    assert errors == ["Solr refused the commit"] * 4
+    assert 2 <= len(runs) <= 5
+    failing[0] = False
+    before = len(runs)
+    grouped.run()  # a failed run leaves it usable: the next caller runs the action again
+    assert len(runs) == before + 1
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():

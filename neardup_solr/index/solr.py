@@ -27,6 +27,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from ..errors import MissingCore, SolrFailure, SolrUnavailable
+from ..parallel import Grouped
 from .schema import ID, TEXT
 
 DEFAULT_URL = "http://127.0.0.1:8983/solr/neardup"
@@ -163,6 +164,7 @@ class Solr:
         self.timeout = timeout
         self.session = _session(self.url, retries, auth, verify)
         self._client = pysolr.Solr(self.url, timeout=timeout, session=self.session, auth=auth)
+        self._soft_commits = Grouped(self._soft_commit)
 
     @property
     def name(self) -> str:
@@ -174,6 +176,7 @@ class Solr:
         other = copy.copy(self)
         other.url = f"{self.base_url}/{name}"
         other._client = pysolr.Solr(other.url, timeout=self.timeout, session=self.session, auth=self.session.auth)
+        other._soft_commits = Grouped(other._soft_commit)
         return other
 
     def instance(self) -> str:
@@ -301,8 +304,19 @@ class Solr:
         only opens a new searcher (milliseconds, not a flush), what it made
         visible kept by Solr's update log until its next automatic hard
         commit (``solrconfig.xml``'s ``autoCommit``): a crash or ``kill
-        -9`` loses none of it, Solr replaying the log when it starts."""
-        self._call("commit", self._client.commit, softCommit=soft, waitSearcher=True)
+        -9`` loses none of it, Solr replaying the log when it starts.
+
+        Soft commits of this client's threads are grouped (:class:`~neardup_solr.parallel.Grouped`):
+        one returns once a commit that started after the call has ended, so
+        threads that commit at once share one, and Solr opens one searcher
+        (and makes one segment) for them all."""
+        if soft:
+            self._soft_commits.run()
+        else:
+            self._call("commit", self._client.commit, softCommit=False, waitSearcher=True)
+
+    def _soft_commit(self) -> None:
+        self._call("commit", self._client.commit, softCommit=True, waitSearcher=True)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         self._call("delete", self._client.delete, id=list(ids), commit=False)
