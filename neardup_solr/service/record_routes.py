@@ -51,9 +51,9 @@ async def post_records(request: Request, service: Shared,
 
 def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, against: str) -> dict[str, Any]:
     """POST /records's work: index the body's records with a NearDuplicates
-    of its own, ask for each one's near duplicates, then make it the reader.
+    of its own, then ask the reads' reader for each one's near duplicates.
     Costs a parse of the body, Solr's add and soft commit (the update log
-    keeps what it made visible), and a query a record."""
+    keeps what it made visible), and a read's requests for each record."""
     given = records_of(body)
     records = list(in_source(given, source))
     ensure_built(service)
@@ -61,10 +61,10 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
     indexed = writer.texts([r.id for r in records])
     added = writer.add(given, source=source, replan=False, soft_commit=True)
-    answers = [{"id": r.id, "duplicates": [answer_of(m) for m in writer.query(r if r.fields else r.text, exclude=r.id,
+    reader = service.current()
+    answers = [{"id": r.id, "duplicates": [answer_of(m) for m in reader.query(r if r.fields else r.text, exclude=r.id,
                                                                            source=against, limit=limit)]}
                for r in records]
-    service.reader = writer
     return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
 
@@ -102,9 +102,7 @@ def record_duplicates(service: Shared, record_id: str, limit: int = Query(DEFAUL
                       responses=WRITE_FAILURES | {404: {"model": Failure, "description": "no record has that id"}})
 def delete_record(service: Shared, record_id: str):
     """Delete a record and commit (softly, as a POST does)."""
-    writer = service.writer()
-    present = writer.delete([record_id], soft_commit=True)
-    service.reader = writer
+    present = service.writer().delete([record_id], soft_commit=True)
     if not present:
         raise ServiceError(404, f"no record with id {record_id!r} in {service.nd.solr.url}")
     return {"deleted": present}
