@@ -54,6 +54,8 @@ public final class SolrLauncher {
     System.setProperty("jetty.testMode", "true");
     // The configset's /buckets handler (BucketsHandler, in this jar): a Solr without the class leaves it out.
     System.setProperty("neardup.buckets", "true");
+    // Small segments merged at each commit (MergeOnCommitPolicyFactory, in this jar).
+    System.setProperty("neardup.mergePolicyFactory", "neardup.MergeOnCommitPolicyFactory");
     // Nodes of a cloud talk to each other as clients do: HTTP/1.1.
     System.setProperty("solr.http1", "true");
     JettyConfig.Builder builder =

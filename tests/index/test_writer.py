@@ -3,6 +3,9 @@
 import json
 import os
 import random
+import time
+
+import requests
 
 from neardup_solr.index import writer
 from neardup_solr.index.documents import DocumentBuilder
@@ -72,3 +75,24 @@ def test_an_update_body_leaves_out_empty_fields_only_and_escapes_control_charact
     assert json.loads(body) == [{"id": "a", "count": 0, "flag": False, "list": ["x", ""],
                                  "text": "tab\there\x01 é \u2028 end"}]
     assert not any(byte < 0x20 for byte in body)
+
+
+def segments(solr) -> int:
+    return requests.get(f"{solr.url}/admin/luke", params={"show": "index", "numTerms": 0, "wt": "json"},
+                        timeout=60).json()["index"]["segmentCount"]
+
+
+def test_soft_commits_of_a_few_records_each_leave_few_segments(core):
+    # Each soft commit flushes a segment of what was sent since the last; the local Solr merges the
+    # small ones as it opens the next searcher, where Lucene's default policy keeps about ten.
+    builder = DocumentBuilder(SETTINGS)
+    for n in range(40):
+        core.add(builder.documents([Record(f"r{n}", f"{WORDS[n % len(WORDS)]} record {n}")]))
+        core.commit(soft=True)
+    # A merge that outlasts the commit's wait (a loaded machine) ends at a later one.
+    deadline = time.monotonic() + 60
+    while segments(core) > 2 and time.monotonic() < deadline:
+        core.commit(soft=True)
+        time.sleep(0.5)
+    assert segments(core) <= 2
+    assert core.count() == 40
