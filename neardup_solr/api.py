@@ -594,6 +594,28 @@ class NearDuplicates:
             return Matches(fields.find(record, exclude=exclude, within=source)[:limit])
         return Matches(self._search(cut).find(shown, exclude=exclude, within=source)[:limit])
 
+    def query_each(self, queries: Sequence[tuple[str | RecordLike, str | None]], *, source: str = "",
+                   limit: int | None = 10) -> list[Matches]:
+        """:meth:`query` of each ``(text, exclude)`` of ``queries``, by the
+        model's cut: the same answers, in order. Texts are looked up
+        together, in two requests for them all while they share at most a
+        thousand candidates (:meth:`~neardup_solr.modes.text_search.OnlineSearch.find_all`);
+        records of fields one by one, as :meth:`query` does.
+
+        Raises:
+            InputError, NeardupError, SolrUnavailable, SolrFailure: as :meth:`query`
+                (nothing is sent when one of ``queries`` is refused).
+        """
+        if not all(isinstance(text, str) for text, _ in queries):
+            return [self.query(text, exclude=exclude, source=source, limit=limit) for text, exclude in queries]
+        for text, _ in queries:
+            if not has_letters_or_digits(text):
+                raise InputError("the text has no letters or digits", hint="give some text to look up")
+        checked_source(source)
+        found = self._search(None).find_all([text for text, _ in queries], [exclude for _, exclude in queries],
+                                            within=source)
+        return [Matches(matches[:limit]) for matches in found]
+
     def explain(self, a: str, b: str) -> Explanation:
         """Why the pair of indexed records ``a`` and ``b`` has its
         probability: the steps of its match weight under the model the last

@@ -141,6 +141,41 @@ def test_add_query_delete_and_the_new_records_pairs(core):
     assert load_model(core) == kept
 
 
+def test_texts_looked_up_together_answer_as_each_alone(core, tmp_path, monkeypatch):
+    """A write's records are looked up together: each gets the answer it
+    gets alone, its own candidates chosen by the keys it shares, then id."""
+    records_file, _ = generate(400, 5, tmp_path)
+    records = [(r.id, r.text) for r in RecordReader(records_file)]
+    nd = NearDuplicates(core)
+    nd.index(records)
+    rng = random.Random(3)
+    first = OnlineSearch(core)
+    copied = [(record_id, text) for record_id, text in records if first.find(text, exclude=record_id)]
+    assert len(copied) >= 20
+    requests = []
+    search = core.search
+    monkeypatch.setattr(core, "search", lambda *args, **kwargs: requests.append(args) or search(*args, **kwargs))
+    for per_record in (100, 2):  # 2: fewer than most texts' candidates, so which are kept is chosen
+        alone = OnlineSearch(core, per_record=per_record)
+        for size in (1, 3, 8):
+            for _ in range(8):
+                queries = [(text if rng.random() < 0.8 else f"{text} and more", record_id if rng.random() < 0.7 else None)
+                           for record_id, text in rng.sample(copied, size)]
+                texts, excludes = [t for t, _ in queries], [e for _, e in queries]
+                expected = [alone.find(text, exclude=exclude) for text, exclude in queries]
+                assert sum(map(bool, expected)) >= size // 2
+                together = OnlineSearch(core, per_record=per_record)
+                requests.clear()
+                assert together.find_all(texts, excludes) == expected
+                assert len(requests) == 2  # the candidates of all, then their words' frequencies
+                few = OnlineSearch(core, per_record=per_record)
+                few.SHARED_ROWS = 2  # they share more: one request each
+                assert few.find_all(texts, excludes) == expected
+    assert nd.query_each(queries, limit=3) == [nd.query(text, exclude=exclude, limit=3) for text, exclude in queries]
+    with pytest.raises(InputError):
+        nd.query_each([("a text", None), ("--", None)])
+
+
 def test_one_search_queried_from_many_threads_answers_as_one_at_a_time(core, tmp_path):
     """The service's reads share one search: its word frequencies, dropped
     when stale while other queries read them, give every query the answer

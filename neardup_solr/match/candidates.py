@@ -89,3 +89,15 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str] | 
         fl=f"{ID},{TEXT},{MD5}",
     )
     return found.docs
+
+
+def shared_candidates(solr: Solr, values: list[int], rows: int, within: str = "") -> list[dict[str, Any]] | None:
+    """Every record holding any of the band keys ``values`` (several
+    texts' at once), with its id, text and band keys, when there are at
+    most ``rows`` of them; else ``None``. One Solr request; each text's own
+    candidates are then chosen among them by the keys it shares
+    (:meth:`~neardup_solr.modes.text_search.OnlineSearch.find_all`)."""
+    filters = [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
+    found = solr.search(overlap_query(BAND_KEYS, values), fq=filters, sort="score desc,id asc", rows=rows,
+                        fl=f"{ID},{TEXT},{MD5},{BAND_KEYS}")
+    return found.docs if found.hits <= rows else None

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..match.candidates import LSH, candidates
+from ..match.candidates import LSH, candidates, shared_candidates
 from ..index.documents import DocumentBuilder
 from ..text.analysis import text_tokens
 from ..match.text_model import keeps_by_similarity
@@ -27,7 +27,7 @@ from ..results.pairs import Pair, ordered
 from ..progress import Progress, Tally
 from ..records.record import Record, id_key
 from ..text.repair import repair
-from ..index.schema import ID, TEXT, TOKENS
+from ..index.schema import BAND_KEYS, ID, TEXT, TOKENS
 from ..match.similarity import CloseWords, Weights, number_agreement, numbers
 from ..index.solr import Solr
 from ..index.state import IndexSettings
@@ -66,6 +66,9 @@ class OnlineSearch:
     index settings and the model)."""
 
     DF_MAX_AGE = 60.0
+    # Candidates read in one answer for several texts (find_all): ten
+    # single queries' worth, so a write of a few records takes one request.
+    SHARED_ROWS = 1000
 
     def __init__(self, solr: Solr, cut: float | None = None, per_record: int = LSH.per_record):
         self.solr = solr
@@ -99,7 +102,35 @@ class OnlineSearch:
         Costs one or two Solr requests."""
         repaired = repair(text)
         doc = {ID: exclude or "", TEXT: text}
-        found = candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0], self.per_record, within)
+        return self._matches(text, candidates(self.solr, doc, LSH, self.builder.band_keys([repaired])[0],
+                                              self.per_record, within))
+
+    def find_all(self, texts: Sequence[str], excludes: Sequence[str | None], within: str = "") -> list[list[Match]]:
+        """:meth:`find` of each of ``texts``, ``excludes`` holding each
+        one's id left out (or ``None``): the same answers, in two Solr
+        requests for them all while they share at most ``SHARED_ROWS``
+        candidates (the records holding any of their band keys; each text's
+        best ``per_record`` are chosen here by keys shared, then id, as
+        Solr ranks them for one), and the frequencies of the words not seen
+        in the last minute. Past that, :meth:`find` for each."""
+        keys = self.builder.band_keys([repair(text) for text in texts])
+        union = sorted({key for own in keys for key in own})
+        found = shared_candidates(self.solr, union, self.SHARED_ROWS, within) if union else []
+        if found is None:
+            return [self.find(text, exclude, within) for text, exclude in zip(texts, excludes)]
+        chosen = []
+        for own, exclude in zip(keys, excludes):
+            own = set(own)
+            shared = [(-len(own.intersection(other[BAND_KEYS])), other[ID], other) for other in found
+                      if other[ID] != exclude and not own.isdisjoint(other[BAND_KEYS])]
+            chosen.append([other for _, _, other in sorted(shared, key=lambda s: s[:2])[:self.per_record]])
+        # Their words' frequencies in one request, which each text's weighing then finds known.
+        self.weights({word for text in texts for word in text_tokens(text)}
+                     | {word for others in chosen for other in others for word in text_tokens(other[TEXT])})
+        return [self._matches(text, others) for text, others in zip(texts, chosen)]
+
+    def _matches(self, text: str, found: list[dict[str, Any]]) -> list[Match]:
+        """Those of the candidates ``found`` that are matches of ``text``, most similar first (ties by id)."""
         if not found:
             return []
         scores, levels = self.similarities(text, [other[TEXT] for other in found])

@@ -53,7 +53,7 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     """POST /records's work: index the body's records with a NearDuplicates
     of its own, then ask the reads' reader for each one's near duplicates.
     Costs a parse of the body, Solr's add and soft commit (the update log
-    keeps what it made visible), and a read's requests for each record."""
+    keeps what it made visible), and the reads' requests for its records (two for all, when they are texts)."""
     given = records_of(body)
     records = list(in_source(given, source))
     ensure_built(service)
@@ -61,10 +61,9 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
     indexed = writer.texts([r.id for r in records])
     added = writer.add(given, source=source, replan=False, soft_commit=True)
-    reader = service.current()
-    answers = [{"id": r.id, "duplicates": [answer_of(m) for m in reader.query(r if r.fields else r.text, exclude=r.id,
-                                                                           source=against, limit=limit)]}
-               for r in records]
+    found = service.current().query_each([(r if r.fields else r.text, r.id) for r in records], source=against,
+                                         limit=limit)
+    answers = [{"id": r.id, "duplicates": [answer_of(m) for m in matches]} for r, matches in zip(records, found)]
     return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
 
