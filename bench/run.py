@@ -47,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import mmh3
 import numpy as np
@@ -169,7 +170,7 @@ def latencies(find: Callable[[str, str], object], texts: list[tuple[str, str]], 
 @dataclass(frozen=True)
 class Node:
     url: str  # the core our commands use
-    pid: int | None  # Solr's JVM, when this run started it
+    pid: int | None  # Solr's JVM, when this run started it or a local one serves the given URL
     home: Path | None  # its Solr home, where the MinHash peer's configset goes
 
     @property
@@ -181,7 +182,7 @@ class Node:
 def bench_node(url: str | None, home: Path | None = None):
     """The given Solr (its home if known), or a fresh local one for the run."""
     if url:
-        yield Node(url, None, home)
+        yield Node(url, _local_jvm(url), home)
         return
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as folder:
         node = local_solr.start(Path(folder), local_solr.free_port(), heap="4g", exit_with=os.getpid(), echo=lambda _: None)
@@ -189,6 +190,15 @@ def bench_node(url: str | None, home: Path | None = None):
             yield Node(node.url, node.pid, Path(folder) / "home")
         finally:
             local_solr.stop(Path(folder))
+
+
+def _local_jvm(url: str) -> int | None:
+    """The JVM of the local Solr (one ``neardup solr start`` launched) at
+    ``url``, so its CPU is Solr's in the tables, not other work's."""
+    port = urlsplit(url).port
+    data_dir = local_solr.data_dir_on(port) if port and urlsplit(url).hostname in ("127.0.0.1", "localhost") else None
+    node = local_solr.running_node(data_dir) if data_dir else None
+    return node.pid if node and node.port == port else None
 
 
 @contextmanager

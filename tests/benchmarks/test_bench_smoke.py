@@ -294,3 +294,12 @@ def test_bench_recall_adds_a_section_naming_no_folder_outside_the_checkout(tmp_p
     missing = subprocess.run([sys.executable, "-m", "bench.recall", "--data", str(tmp_path / "none"), "--bands", "2",
                               "--band-rows", "2"], capture_output=True, text=True, cwd=ROOT)
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def test_a_run_on_a_given_local_solr_counts_its_jvm_as_solr(solr_node, core):
+    from bench.run import bench_node
+
+    with bench_node(core.url) as node:
+        assert node.pid == solr_node.pid
+    with bench_node("http://127.0.0.1:1/solr/elsewhere") as node:  # no Solr there: its CPU is not known
+        assert node.pid is None
