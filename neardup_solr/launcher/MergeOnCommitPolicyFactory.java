@@ -13,9 +13,9 @@ import org.apache.solr.schema.IndexSchema;
  * is opened (Lucene's {@code MergeOnFlushMergePolicy}, waiting at most the index writer's 500 ms).
  *
  * <p>A service's writes each end in a soft commit, and each soft commit flushes a segment of a
- * few records: without this, the index held two to three times its segments under writes, and a
- * query's band keys are a lookup in every segment. A bulk load's segments are flushed from a
- * buffer of tens of megabytes, so they are left to the merge policy as before.
+ * few records, where a query's band keys are a lookup in every segment (docs/scale.md has the
+ * figures). A bulk load's segments are flushed from a buffer of tens of megabytes, so they are
+ * left to the merge policy as before.
  *
  * <p>The local Solr names it in the {@code neardup.mergePolicyFactory} property; a Solr without
  * this class uses Solr's default (solrconfig.xml).

@@ -53,7 +53,8 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     """POST /records's work: index the body's records with a NearDuplicates
     of its own, then ask the reads' reader for each one's near duplicates.
     Costs a parse of the body, Solr's add and soft commit (the update log
-    keeps what it made visible), and the reads' requests for its records (two for all, when they are texts)."""
+    keeps what it made visible), and the lookups of its records (two
+    requests for them all, when they are texts)."""
     given = records_of(body)
     records = list(in_source(given, source))
     ensure_built(service)

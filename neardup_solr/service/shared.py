@@ -43,8 +43,8 @@ class ServiceState:
     ``reader`` is the one reads share (:meth:`current`), made at the
     index's ``generation`` and replaced in one assignment when that
     changes, so no read sees half of it; writes answer from it too
-    (:func:`create_app` says why). ``heartbeats`` is what the writes have seen of replacements of
-    the index. ``built`` is set once the index is known to have been built
+    (:func:`create_app` says why). ``heartbeats`` is what the writes have
+    seen of replacements of the index. ``built`` is set once the index is known to have been built
     (:func:`ensure_built`); ``health_threads`` are /health's own threads
     (``HEALTH_THREADS``). With ``token_for_reads`` (and a ``token``) the
     index and the labels are read only with the token too."""
