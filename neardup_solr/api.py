@@ -47,6 +47,7 @@ from .records.readers import RecordReader
 from .modes.reference import reference_pairs
 from .index.sampling import SAMPLE_RECORDS, choose_banding, choose_plan
 from .index.schema import ID, RECORD_FIELDS, TEXT
+from .text.analysis import text_tokens
 from .modes.text_search import OnlineSearch, pairs_with
 from .modes.field_search import FieldSearch, checked_fields
 from .evidence import Explanation
@@ -615,6 +616,16 @@ class NearDuplicates:
         found = self._search(None).find_all([text for text, _ in queries], [exclude for _, exclude in queries],
                                             within=source)
         return [Matches(matches[:limit]) for matches in found]
+
+    def refresh_words(self, texts: Iterable[str]) -> None:
+        """Have the next lookups read the frequencies of the words of
+        ``texts`` again, not the ones they keep for up to a minute: records
+        of them were just written, by another client (a service's write, by
+        a :class:`NearDuplicates` of its own). No request."""
+        words = {word for text in texts for word in text_tokens(text)}
+        for search in self._searches.values():
+            if isinstance(search, OnlineSearch):
+                search.forget(words)
 
     def explain(self, a: str, b: str) -> Explanation:
         """Why the pair of indexed records ``a`` and ``b`` has its

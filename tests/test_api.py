@@ -176,6 +176,21 @@ def test_texts_looked_up_together_answer_as_each_alone(core, tmp_path, monkeypat
         nd.query_each([("a text", None), ("--", None)])
 
 
+def test_a_search_reads_the_frequencies_of_words_it_was_told_were_written_again(core):
+    nd = NearDuplicates(core)
+    nd.index([("1", "Copper Kettle Diner 12 Main St Springfield"), ("2", "Blue Heron Books 9 Elm Rd Shelbyville")])
+    reader = NearDuplicates(core)
+    reader.query("Copper Kettle Diner 12 Main St Springfield")  # its search now keeps these words' frequencies
+    search = reader._search(None)
+    assert search.weights({"kettle", "heron"}).doc_freq == {"kettle": 1, "heron": 1}
+    written = [(f"k{n}", f"Copper Kettle Cafe {n} Oak Ave Springfield") for n in range(5)]
+    NearDuplicates(core).add(written)  # another client's write
+    assert search.weights({"kettle"}).doc_freq == {"kettle": 1}  # kept, up to a minute
+    reader.refresh_words(text for _, text in written)
+    assert search.weights({"kettle", "heron"}).doc_freq == {"kettle": 6, "heron": 1}
+    assert search.weights({"kettle"}).doc_freq == {"kettle": 6}
+
+
 def test_one_search_queried_from_many_threads_answers_as_one_at_a_time(core, tmp_path):
     """The service's reads share one search: its word frequencies, dropped
     when stale while other queries read them, give every query the answer

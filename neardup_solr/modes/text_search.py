@@ -79,21 +79,30 @@ class OnlineSearch:
         self._doc_freq: dict[str, int] = {}
         self._doc_count = 0
         self._since = 0.0
+        self._forgotten: frozenset[str] = frozenset()
 
     def weights(self, words: set[str]) -> Weights:
-        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds old.
+        """Weights for ``words``, from frequencies at most DF_MAX_AGE seconds
+        old, and read since :meth:`forget` for the words it was told of.
 
         Queries in several threads may share the search: stale frequencies
         are dropped by starting a new table, never by emptying the one
         another query is reading, and each query's weights hold its own
         words' frequencies."""
         if time.monotonic() - self._since > self.DF_MAX_AGE:
-            self._doc_freq, self._since = {}, time.monotonic()
-        known = self._doc_freq
-        if missing := sorted(words.difference(known)):
+            self._doc_freq, self._since, self._forgotten = {}, time.monotonic(), frozenset()
+        known, forgotten = self._doc_freq, self._forgotten
+        if missing := sorted(words.difference(known) | words.intersection(forgotten)):
             self._doc_count, found = self.solr.term_counts(TOKENS, missing)
             known.update({word: found.get(word, 0) for word in missing})
+            if not forgotten.isdisjoint(missing):
+                self._forgotten = self._forgotten.difference(missing)
         return Weights(self._doc_count, {word: known[word] for word in words})
+
+    def forget(self, words: Iterable[str]) -> None:
+        """Read the frequencies of ``words`` again at their next use: records
+        holding them were written. No request."""
+        self._forgotten = self._forgotten.union(words)
 
     def find(self, text: str, exclude: str | None = None, within: str = "") -> list[Match]:
         """The matches of ``text``, most similar first

@@ -62,8 +62,9 @@ def _add_and_find(service: ServiceState, body: bytes, limit: int, source: str, a
     # Which of them replace a record indexed already (one lookup per 1000 ids), so the answer says so.
     indexed = writer.texts([r.id for r in records])
     added = writer.add(given, source=source, replan=False, soft_commit=True)
-    found = service.current().query_each([(r if r.fields else r.text, r.id) for r in records], source=against,
-                                         limit=limit)
+    reader = service.current()
+    reader.refresh_words(r.text for r in records)  # the words they hold are now more frequent
+    found = reader.query_each([(r if r.fields else r.text, r.id) for r in records], source=against, limit=limit)
     answers = [{"id": r.id, "duplicates": [answer_of(m) for m in matches]} for r, matches in zip(records, found)]
     return {"added": added, "replaced": [r.id for r in records if r.id in indexed], "records": answers}
 
