@@ -141,10 +141,9 @@ def create_app(nd: NearDuplicates, *, token: str | None = None, labels: LabelSto
     any other process would (a lock here would hold nothing across workers,
     and held 8 writers' stream of writes against every read). Reads share one
     :class:`NearDuplicates`, whose searches keep the settings, the model and
-    word frequencies up to a minute old; a write adds with one of its own
-    and answers from the shared one, whose frequencies a write's few
-    records move too little to drop (:class:`ServiceState`, which the
-    routes share)."""
+    word frequencies up to a minute old; a write adds with one of its own,
+    has the shared one read its records' words' frequencies again, and
+    answers from it (:class:`ServiceState`, which the routes share)."""
     if token_for_reads and token is None:
         raise ValueError("token_for_reads needs a token")
     app = _ServiceApp(title="neardup-solr", version=__version__,
