@@ -584,8 +584,7 @@ class NearDuplicates:
         """
         record = None if isinstance(text, str) else query_record(text)
         shown = text if record is None else record.text
-        if not has_letters_or_digits(shown):
-            raise InputError("the text has no letters or digits", hint="give some text to look up")
+        _checked_lookup(shown)
         checked_source(source)
         cut = _renamed(cut, threshold, "cut", "threshold")
         fields = self._field_search() if record is not None and record.fields and cut is None else None
@@ -610,8 +609,7 @@ class NearDuplicates:
         if not all(isinstance(text, str) for text, _ in queries):
             return [self.query(text, exclude=exclude, source=source, limit=limit) for text, exclude in queries]
         for text, _ in queries:
-            if not has_letters_or_digits(text):
-                raise InputError("the text has no letters or digits", hint="give some text to look up")
+            _checked_lookup(text)
         checked_source(source)
         found = self._search(None).find_all([text for text, _ in queries], [exclude for _, exclude in queries],
                                             within=source)
@@ -778,6 +776,17 @@ class NearDuplicates:
     def _changed(self) -> None:
         """Forget the searches: their settings, model or frequencies may be stale."""
         self._searches.clear()
+
+
+def _checked_lookup(text: str) -> None:
+    """Refuse to look up a text with no letter or digit (the rule records
+    keep): nothing to compare.
+
+    Raises:
+        InputError: so it is.
+    """
+    if not has_letters_or_digits(text):
+        raise InputError("the text has no letters or digits", hint="give some text to look up")
 
 
 def _in_index_fields(records: Iterable[Record], settings: IndexSettings, source: str,

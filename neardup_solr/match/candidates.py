@@ -49,6 +49,12 @@ MINHASH = Mode("minhash", MINHASH_VALUES, per_record=10, same_first_word=True)
 MODES = {mode.name: mode for mode in (LSH, SHINGLES, MINHASH)}
 
 
+def source_filters(within: str) -> list[str]:
+    """The filters that keep only records of the source ``within`` (none
+    for ""): one Solr caches, reused by every query of that source."""
+    return [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
+
+
 def query_values(doc: dict[str, Any], mode: Mode, minhash_values: int) -> list[str]:
     """The values of ``doc`` that ``mode`` looks up: its first ``minhash_values``
     MinHash values in the minhash mode, else all of the mode's field.
@@ -78,9 +84,7 @@ def candidates(solr: Solr, doc: dict[str, Any], mode: Mode, values: list[str] | 
         # set of every record, built and cached anew for each record.
         query = f"({query}) -{term(ID, doc[ID])}"
     filters = [term(FIRST_WORD, doc[FIRST_WORD])] if mode.same_first_word else []
-    if within:
-        # A filter Solr caches: one a source, reused by every query of it.
-        filters.append(f"{{!prefix f={ID}}}{key_prefix(within)}")
+    filters += source_filters(within)
     found = solr.search(
         query,
         fq=filters,
@@ -97,7 +101,6 @@ def shared_candidates(solr: Solr, values: list[int], rows: int, within: str = ""
     most ``rows`` of them; else ``None``. One Solr request; each text's own
     candidates are then chosen among them by the keys it shares
     (:meth:`~neardup_solr.modes.text_search.OnlineSearch.find_all`)."""
-    filters = [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
-    found = solr.search(overlap_query(BAND_KEYS, values), fq=filters, sort="score desc,id asc", rows=rows,
-                        fl=f"{ID},{TEXT},{MD5},{BAND_KEYS}")
+    found = solr.search(overlap_query(BAND_KEYS, values), fq=source_filters(within), sort="score desc,id asc",
+                        rows=rows, fl=f"{ID},{TEXT},{MD5},{BAND_KEYS}")
     return found.docs if found.hits <= rows else None

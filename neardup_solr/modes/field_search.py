@@ -32,8 +32,8 @@ from ..fields.model import FieldModel
 from ..index.schema import BAND_KEYS, FIELD_VALUES, ID, RECORD_FIELDS, TEXT
 from ..index.solr import Solr, term
 from ..index.state import IndexSettings
-from ..match.candidates import LSH
-from ..records.record import Record, id_key, key_prefix
+from ..match.candidates import LSH, source_filters
+from ..records.record import Record, id_key
 from ..text.repair import repair
 from .text_search import Match, OnlineSearch
 
@@ -74,8 +74,7 @@ class FieldSearch:
         query = " OR ".join(clauses)
         if exclude:
             query = f"({query}) -{term(ID, exclude)}"
-        filters = [f"{{!prefix f={ID}}}{key_prefix(within)}"] if within else []
-        return query, filters
+        return query, source_filters(within)
 
     def candidates(self, record: Record, forms: Sequence[str], exclude: str | None = None,
                    within: str = "") -> list[dict[str, Any]]:
